@@ -1,0 +1,138 @@
+import { CODES, ReferenceBridge, RpcError, type BridgeOptions, type Json, type JsonObject, type Request, type Session } from "../reference/bridge.js";
+import type { RuleId } from "../../protocol/contract.js";
+
+// Deliberately broken bridges: each bends the reference in one place and must make
+// the suite fail on the rule it names. They prove every check can fail.
+
+export interface Mutant {
+  name: string;
+  /** The rule a correct suite fails this bridge on. */
+  breaks: RuleId;
+  description: string;
+  create(options?: BridgeOptions): ReferenceBridge;
+}
+
+const mutant = (name: string, breaks: RuleId, description: string, Bridge: typeof ReferenceBridge): Mutant =>
+  ({ name, breaks, description, create: (options) => new Bridge(options) });
+
+const lenientDecoder = new TextDecoder("utf-8");
+
+export const mutants: Mutant[] = [
+  mutant("ping-not-ok", "method.ping", "ping answers {ok:\"yes\"}", class extends ReferenceBridge {
+    protected override ping(): Json { return { ok: "yes" }; }
+  }),
+  mutant("unknown-method-invalid-request", "error.method-not-found", "an unknown method gets -32600 instead of -32601", class extends ReferenceBridge {
+    protected override dispatch(session: Session, request: Request): Json {
+      try { return super.dispatch(session, request); } catch (err) {
+        throw err instanceof RpcError && err.code === CODES.methodNotFound ? new RpcError(CODES.invalidRequest, "Invalid request") : err;
+      }
+    }
+  }),
+  mutant("no-auth-check", "error.unauthorized", "serves every method before auth", class extends ReferenceBridge {
+    protected override dispatch(session: Session, request: Request): Json {
+      session.authorized = true;
+      return super.dispatch(session, request);
+    }
+  }),
+  mutant("wrong-token-error", "method.auth", "a wrong token is answered with an error instead of {authorized:false}", class extends ReferenceBridge {
+    protected override auth(session: Session, params: JsonObject): Json {
+      const result = super.auth(session, params) as { authorized: boolean };
+      if (!result.authorized) throw new RpcError(CODES.unauthorized, "Bad token");
+      return result;
+    }
+  }),
+  mutant("locked-after-wrong-token", "method.auth", "after one wrong token the connection can never authorize", class extends ReferenceBridge {
+    private readonly locked = new WeakSet<Session>();
+    protected override auth(session: Session, params: JsonObject): Json {
+      const result = super.auth(session, params) as { authorized: boolean };
+      if (!result.authorized) this.locked.add(session);
+      if (this.locked.has(session)) session.authorized = false;
+      return { authorized: session.authorized };
+    }
+  }),
+  mutant("shared-auth", "error.unauthorized", "authorization carries over to every later connection", class extends ReferenceBridge {
+    private anyAuthorized = false;
+    protected override dispatch(session: Session, request: Request): Json {
+      if (this.anyAuthorized) session.authorized = true;
+      const result = super.dispatch(session, request);
+      if (session.authorized) this.anyAuthorized = true;
+      return result;
+    }
+  }),
+  mutant("segment-per-request", "wire.tcp-stream", "treats every TCP segment as a whole request", class extends ReferenceBridge {
+    protected override serve(socket: import("node:net").Socket): void {
+      const session: Session = { authorized: this.options.token === "", socket };
+      socket.on("data", (chunk: Buffer) => {
+        for (const line of chunk.toString("latin1").split("\n").filter(Boolean)) this.handleFrame(session, Buffer.from(line, "latin1"), true);
+      });
+      socket.resume();
+    }
+  }),
+  mutant("pretty-printed", "wire.ndjson", "writes responses as indented multi-line JSON", class extends ReferenceBridge {
+    protected override send(session: Session, response: JsonObject): void {
+      if (session.socket.writable) session.socket.write(JSON.stringify(response, null, 2) + "\n");
+    }
+  }),
+  mutant("latin1-responses", "wire.utf8", "encodes responses as Latin-1", class extends ReferenceBridge {
+    protected override send(session: Session, response: JsonObject): void {
+      if (session.socket.writable) session.socket.write(Buffer.from(JSON.stringify(response) + "\n", "latin1"));
+    }
+  }),
+  mutant("lenient-utf8", "wire.utf8", "decodes malformed UTF-8 with replacement characters instead of rejecting it", class extends ReferenceBridge {
+    protected override parse(line: Buffer): unknown { return JSON.parse(lenientDecoder.decode(line)); }
+  }),
+  mutant("dies-on-malformed-utf8", "wire.utf8", "stops listening after malformed UTF-8", class extends ReferenceBridge {
+    protected override parse(line: Buffer): unknown {
+      try { return super.parse(line); } catch (err) {
+        if (lenientDecoder.decode(line).includes("\ufffd")) void this.close();
+        throw err;
+      }
+    }
+  }),
+  mutant("no-line-limit", "wire.line-limit", "accepts lines of any length", class extends ReferenceBridge {
+    constructor(options: BridgeOptions = {}) { super({ ...options, maxLineBytes: Number.MAX_SAFE_INTEGER }); }
+  }),
+  mutant("limit-off-by-one", "wire.line-limit", "rejects a payload of exactly 1 MiB", class extends ReferenceBridge {
+    constructor(options: BridgeOptions = {}) { super({ ...options, maxLineBytes: 1_048_575 }); }
+  }),
+  mutant("runs-oversized-tail", "wire.line-limit", "rejects the first 1 MiB of an oversized line, then runs the rest as a request", class extends ReferenceBridge {
+    protected override rejectOversized(session: Session, line: Buffer, terminated: boolean): boolean {
+      if (!terminated) return true; // keep buffering until the LF
+      this.send(session, this.errorResponse(null, CODES.invalidRequest, "Request too large"));
+      return this.handleFrame(session, line.subarray(this.options.maxLineBytes), true);
+    }
+  }),
+  mutant("lenient-envelope", "wire.request-envelope", "ignores jsonrpc and takes params of any type", class extends ReferenceBridge {
+    protected override validateEnvelope(value: unknown) {
+      if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+        const v = value as Record<string, unknown>;
+        return super.validateEnvelope({ ...v, jsonrpc: "2.0", params: typeof v.params === "object" && v.params !== null && !Array.isArray(v.params) ? v.params : {} });
+      }
+      return super.validateEnvelope(value);
+    }
+  }),
+  mutant("id-as-string", "wire.response-envelope", "echoes the request id as a string", class extends ReferenceBridge {
+    protected override resultResponse(id: Json, result: Json): JsonObject { return super.resultResponse(typeof id === "string" ? id : JSON.stringify(id), result); }
+  }),
+  mutant("lenient-json", "error.parse", "parses NaN, comments and trailing commas", class extends ReferenceBridge {
+    protected override parse(line: Buffer): unknown {
+      try { return super.parse(line); } catch {
+        const text = line.toString("utf8").replace(/\/\*.*?\*\//g, "").replace(/,\s*([}\]])/g, "$1").replace(/-?\b(NaN|Infinity)\b/g, "null");
+        return JSON.parse(text);
+      }
+    }
+  }),
+  mutant("parse-error-as-invalid-request", "error.parse", "answers malformed JSON with -32600", class extends ReferenceBridge {
+    protected override handleLine(session: Session, line: Buffer): JsonObject | undefined {
+      const response = super.handleLine(session, line);
+      const error = response?.error as { code?: number } | undefined;
+      if (error?.code === CODES.parse) error.code = CODES.invalidRequest;
+      return response;
+    }
+  }),
+  mutant("act-without-type", "error.invalid-params", "accepts act without a command type", class extends ReferenceBridge {
+    protected override commandProblem(command: JsonObject): string | undefined {
+      return super.commandProblem({ ...command, type: typeof command.type === "string" && command.type ? command.type : "untyped" });
+    }
+  }),
+];

@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+// Runs the reference bridge (or a mutant of it) as a process, for --spawn and for trying the tool out.
+// Prints AICONTROL_BRIDGE_READY {"host":...,"port":...} once it listens.
+import { parseArgs } from "node:util";
+import { ReferenceBridge } from "./bridge.js";
+import { mutants } from "../mutants/index.js";
+
+const { values } = parseArgs({
+  options: {
+    host: { type: "string", default: "127.0.0.1" },
+    port: { type: "string", default: "0" },
+    "token-env": { type: "string", default: "FONLINE_AI_TOKEN" },
+    "max-commands": { type: "string", default: "64" },
+    "max-events": { type: "string", default: "512" },
+    "drain-ms": { type: "string", default: "10" },
+    "single-connection": { type: "boolean", default: false },
+    mutant: { type: "string" },
+  },
+});
+
+const fail = (message: string): never => {
+  process.stderr.write(`reference bridge: ${message}\n`);
+  process.exit(2);
+};
+const int = (name: string, min: number) => {
+  const n = Number(values[name as keyof typeof values]);
+  return Number.isSafeInteger(n) && n >= min ? n : fail(`--${name} must be a whole number >= ${min}`);
+};
+const host = values.host!;
+if (!["127.0.0.1", "::1", "localhost"].includes(host)) fail("this bridge listens on loopback only");
+const options = {
+  host, port: int("port", 0), token: process.env[values["token-env"]!] ?? "",
+  maxQueuedCommands: int("max-commands", 1), maxEvents: int("max-events", 1), drainIntervalMs: int("drain-ms", 1),
+  singleConnection: values["single-connection"],
+};
+const mutant = values.mutant ? mutants.find((m) => m.name === values.mutant) : undefined;
+if (values.mutant && !mutant) fail(`no mutant named "${values.mutant}"; there are: ${mutants.map((m) => m.name).join(", ")}`);
+const bridge: ReferenceBridge = mutant ? mutant.create(options) : new ReferenceBridge(options);
+const address = await bridge.listen();
+process.stdout.write(`AICONTROL_BRIDGE_READY ${JSON.stringify(address)}\n`);
+const stop = () => void bridge.close().then(() => process.exit(0));
+process.on("SIGTERM", stop);
+process.on("SIGINT", stop);

@@ -1,0 +1,61 @@
+import fc from "fast-check";
+
+export type Utf8Fault = "overlong" | "surrogate" | "truncated" | "invalid-lead" | "lone-continuation" | "above-max";
+
+export interface MalformedUtf8Constraints {
+  /** Which faults to draw (Markus Kuhn's stress-test categories). Default: all. */
+  faults?: Utf8Fault[];
+  /** Where the bad bytes go: "raw" as the whole line, "in-string" inside a string of an otherwise valid request. Default: both. */
+  placements?: ("raw" | "in-string")[];
+}
+
+export interface MalformedUtf8Line { fault: Utf8Fault; placement: "raw" | "in-string"; bytes: Buffer }
+
+const byte = (min: number, max: number) => fc.integer({ min, max });
+const cont = byte(0x80, 0xbf);
+
+/** Byte sequences that strict UTF-8 rejects. */
+const faultBytes: Record<Utf8Fault, fc.Arbitrary<number[]>> = {
+  // A code point in more bytes than needed, e.g. C0 AF for "/".
+  overlong: fc.oneof(
+    fc.tuple(byte(0xc0, 0xc1), cont),
+    fc.tuple(fc.constant(0xe0), byte(0x80, 0x9f), cont),
+    fc.tuple(fc.constant(0xf0), byte(0x80, 0x8f), cont, cont),
+  ),
+  // UTF-16 surrogates U+D800..U+DFFF encoded as UTF-8 (ED A0 80 ..).
+  surrogate: fc.tuple(fc.constant(0xed), byte(0xa0, 0xbf), cont),
+  // A multi-byte lead followed by too few continuation bytes.
+  truncated: fc.oneof(
+    fc.tuple(byte(0xc2, 0xdf)),
+    fc.tuple(byte(0xe1, 0xec), cont),
+    fc.tuple(byte(0xf1, 0xf3), cont, cont),
+  ).map((b) => [...b, 0x41]),
+  // Bytes that never start a sequence.
+  "invalid-lead": fc.oneof(byte(0xc0, 0xc1), byte(0xf5, 0xff)).map((b) => [b]),
+  "lone-continuation": fc.array(cont, { minLength: 1, maxLength: 3 }),
+  // Code points above U+10FFFF.
+  "above-max": fc.oneof(fc.tuple(fc.constant(0xf4), byte(0x90, 0xbf), cont, cont), fc.tuple(byte(0xf5, 0xf7), cont, cont, cont)),
+};
+
+const ALL: Utf8Fault[] = ["overlong", "surrogate", "truncated", "invalid-lead", "lone-continuation", "above-max"];
+
+/** Lines (without LF) holding malformed UTF-8, raw or inside the strings of a valid request. */
+export function malformedUtf8(constraints: MalformedUtf8Constraints = {}): fc.Arbitrary<MalformedUtf8Line> {
+  const { faults = ALL, placements = ["raw", "in-string"] } = constraints;
+  return fc
+    .tuple(
+      fc.constantFrom(...faults).chain((fault) => faultBytes[fault].map((bad) => ({ fault, bad }))),
+      fc.constantFrom(...placements),
+      fc.constantFrom("method", "id", "param"),
+    )
+    .map(([{ fault, bad }, placement, slot]) => {
+      const b = Buffer.from(bad);
+      if (placement === "raw") return { fault, placement, bytes: b };
+      const parts = {
+        method: [`{"jsonrpc":"2.0","id":1,"method":"ping`, `","params":{}}`],
+        id: [`{"jsonrpc":"2.0","id":"`, `","method":"ping","params":{}}`],
+        param: [`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"text":"`, `"}}`],
+      }[slot];
+      return { fault, placement, bytes: Buffer.concat([Buffer.from(parts[0]!), b, Buffer.from(parts[1]!)]) };
+    });
+}

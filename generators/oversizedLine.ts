@@ -1,0 +1,50 @@
+import fc from "fast-check";
+
+export interface OversizedLineConstraints {
+  /** The payload limit before the LF. Default: 1,048,576 (1 MiB). */
+  maxLineBytes?: number;
+  /** Largest number of bytes past the limit. Default: 65,536. */
+  maxExcess?: number;
+  /** Whether the bytes after the limit may hold a complete valid request (which a bridge must never run). Default: true. */
+  tails?: boolean;
+}
+
+/**
+ * An oversized line, described rather than built so counterexamples stay readable:
+ * `excess` bytes past the limit; `tail` puts a valid request after the limit (the
+ * line is then at least the tail's length past it).
+ * Build the bytes with `oversizedBytes`.
+ */
+export interface OversizedLine { excess: number; tail: boolean }
+
+export const TAIL_ID = "executed-tail-of-oversized-line";
+
+/** The boundary (+1) and beyond; padding is JSON whitespace, so size is the only fault. */
+export function oversizedLine(constraints: OversizedLineConstraints = {}): fc.Arbitrary<OversizedLine> {
+  const { maxExcess = 65_536, tails = true } = constraints;
+  return fc.record({
+    excess: fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: maxExcess })),
+    tail: tails ? fc.boolean() : fc.constant(false),
+  });
+}
+
+/** A request padded with whitespace to exactly `payload` bytes (before the LF). */
+export function paddedRequest(payload: number, id: unknown = "padded"): Buffer {
+  const head = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"method":"ping","params":{}`;
+  if (payload < head.length + 1) throw new RangeError(`payload of ${payload} bytes is too small for a request`);
+  const out = Buffer.alloc(payload, 0x20);
+  out.write(head, 0, "utf8");
+  out[payload - 1] = 0x7d; // "}"
+  return out;
+}
+
+/** The bytes of an oversized line, LF included. */
+export function oversizedBytes(line: OversizedLine, maxLineBytes = 1_048_576): Buffer {
+  if (!line.tail) return Buffer.concat([paddedRequest(maxLineBytes + line.excess, "oversized"), Buffer.from("\n")]);
+  // Everything up to the limit is an unfinished request; the tail after it is a complete one.
+  const tail = Buffer.from(`{"jsonrpc":"2.0","id":"${TAIL_ID}","method":"ping","params":{}}`);
+  const prefix = `{"jsonrpc":"2.0","id":"oversized","method":"ping","params":{"pad":"`;
+  const head = Buffer.alloc(maxLineBytes + Math.max(0, line.excess - tail.length), 0x61); // "a": inside an unfinished string
+  head.write(prefix, 0, "utf8");
+  return Buffer.concat([head, tail, Buffer.from("\n")]);
+}

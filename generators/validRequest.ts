@@ -1,0 +1,22 @@
+import fc from "fast-check";
+import { requestId, type RequestIdConstraints } from "./requestId.js";
+
+export interface ValidRequestConstraints {
+  /** Methods to call. Default: ["ping"]. */
+  methods?: string[];
+  /** Constraints on the ids. Default: every JSON type. */
+  ids?: RequestIdConstraints;
+}
+
+export interface ValidRequest { jsonrpc: "2.0"; id: unknown; method: string; params: Record<string, unknown> }
+
+/** Well-formed requests for the positive side of every rule. */
+export function validRequest(constraints: ValidRequestConstraints = {}): fc.Arbitrary<ValidRequest> {
+  const { methods = ["ping"], ids } = constraints;
+  return fc.record({
+    jsonrpc: fc.constant("2.0" as const),
+    id: requestId(ids),
+    method: fc.constantFrom(...methods),
+    params: fc.constant({}),
+  });
+}

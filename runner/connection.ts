@@ -1,0 +1,260 @@
+import { Socket, connect as netConnect } from "node:net";
+import { once } from "node:events";
+
+/** What one read off the wire produced. */
+export type ReadResult =
+  | { kind: "line"; bytes: Buffer }
+  | { kind: "oversized"; bytes: number }
+  | { kind: "closed"; partial: number }
+  | { kind: "reset"; code: string }
+  | { kind: "timeout"; partial: number };
+
+export interface TranscriptEntry {
+  dir: "send" | "recv" | "event";
+  /** Milliseconds since the connection was opened. */
+  t: number;
+  /** Bytes as UTF-8 text, or base64 where they are not valid UTF-8. */
+  text?: string;
+  base64?: string;
+  /** Length of the bytes on the wire (text may be cut to the transcript limit). */
+  length: number;
+  truncated?: true;
+}
+
+export interface ConnectionOptions {
+  /** Largest line payload accepted before the LF; a longer one reads as "oversized". */
+  maxLineBytes: number;
+  connectTimeoutMs: number;
+  /** Absolute time (Date.now()) after which every wait ends at once. */
+  deadline?: number;
+  /** Strings replaced by «redacted» in the transcript (the token). */
+  secrets?: string[];
+  /** Record a transcript (off in benchmarks). */
+  record?: boolean;
+  /** Bytes of one transcript entry kept; the rest is counted, not stored. */
+  transcriptBytes?: number;
+  /** Longest wait for a stalled write to drain (the peer stopped reading). Default: until the deadline. */
+  stallTimeoutMs?: number;
+  /** Time zero of the transcript (default: when the connection opened). */
+  epoch?: number;
+  /** Where entries go (default: a list of this connection's own), so several connections can share one. */
+  transcript?: TranscriptEntry[];
+}
+
+export interface WriteOptions {
+  /** Offsets at which the bytes are cut into separate writes. */
+  splitAt?: number[];
+  /** Pause between those writes. */
+  delayMs?: number;
+}
+
+export class ConnectError extends Error {
+  constructor(message: string, readonly code: string) { super(message); }
+}
+
+const LF = 0x0a;
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+export const REDACTED = "«redacted»";
+
+/** A TCP client with byte-level control: split writes, bounded line reads, deadlines, a transcript. */
+export class Connection {
+  readonly transcript: TranscriptEntry[];
+  private readonly started: number;
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private discarding = false;
+  private readonly ready: ReadResult[] = [];
+  private end?: ReadResult;
+  private waiter?: () => void;
+  private readonly secrets: Buffer[];
+
+  private constructor(private readonly socket: Socket, private readonly options: ConnectionOptions) {
+    this.started = options.epoch ?? Date.now();
+    this.transcript = options.transcript ?? [];
+    this.secrets = (options.secrets ?? []).filter((s) => s.length > 0).flatMap((s) => {
+      const escaped = JSON.stringify(s).slice(1, -1);
+      return escaped === s ? [Buffer.from(s)] : [Buffer.from(s), Buffer.from(escaped)];
+    });
+    socket.on("data", (chunk: Buffer) => this.receive(chunk));
+    socket.on("end", () => this.finish({ kind: "closed", partial: this.pendingBytes }, "peer closed its side (FIN)"));
+    socket.on("error", (err: NodeJS.ErrnoException) => this.finish({ kind: "reset", code: err.code ?? err.message }, `socket error ${err.code ?? err.message}`));
+    socket.on("close", () => this.finish({ kind: "closed", partial: this.pendingBytes }, "connection closed"));
+  }
+
+  static async open(host: string, port: number, options: ConnectionOptions): Promise<Connection> {
+    const socket = netConnect({ host, port, noDelay: true });
+    const limit = Math.min(options.connectTimeoutMs, remaining(options.deadline));
+    const timer = setTimeout(() => socket.destroy(Object.assign(new Error("connect timed out"), { code: "ETIMEDOUT" })), limit);
+    try {
+      await once(socket, "connect");
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? "ECONNECT";
+      throw new ConnectError(`cannot connect to ${formatHostPort(host, port)}: ${code}`, code);
+    } finally {
+      clearTimeout(timer);
+    }
+    return new Connection(socket, options);
+  }
+
+  get closed(): boolean { return this.end !== undefined; }
+
+  /** Writes bytes, optionally cut at offsets with pauses; waits for drain while reads go on. */
+  async write(data: Buffer | string, options: WriteOptions = {}): Promise<boolean> {
+    const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    this.record("send", bytes);
+    const cuts = [...new Set(options.splitAt ?? [])].filter((n) => n > 0 && n < bytes.length).sort((a, b) => a - b);
+    let from = 0;
+    for (const to of [...cuts, bytes.length]) {
+      if (from > 0 && options.delayMs) await sleep(Math.min(options.delayMs, remaining(this.options.deadline)));
+      if (!(await this.writePiece(bytes.subarray(from, to)))) return false;
+      from = to;
+    }
+    return true;
+  }
+
+  private async writePiece(piece: Buffer): Promise<boolean> {
+    if (this.socket.destroyed || this.socket.writableEnded || this.end) return false;
+    if (this.socket.write(piece)) return true;
+    // Backpressure: wait for drain, but give up when the peer stops reading, goes away, or the deadline passes.
+    return new Promise<boolean>((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        this.socket.off("drain", onDrain);
+        this.socket.off("close", onClose);
+        this.socket.off("end", onClose);
+        resolve(ok);
+      };
+      const onDrain = () => done(true);
+      const onClose = () => done(false);
+      const timer = setTimeout(() => done(false), Math.min(this.options.stallTimeoutMs ?? Infinity, remaining(this.options.deadline)));
+      this.socket.on("drain", onDrain);
+      this.socket.on("close", onClose);
+      this.socket.on("end", onClose);
+    });
+  }
+
+  /** Half-closes: no more bytes from us, reads go on. */
+  endWrites(): void { this.socket.end(); }
+
+  /** The next line (payload without LF), or why there is none within the timeout. */
+  async read(timeoutMs: number): Promise<ReadResult> {
+    const next = this.ready.shift();
+    if (next) return next;
+    if (this.end) return this.end;
+    const limit = Math.min(timeoutMs, remaining(this.options.deadline));
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => { this.waiter = undefined; resolve(); }, limit);
+      this.waiter = () => { clearTimeout(timer); this.waiter = undefined; resolve(); };
+    });
+    return this.ready.shift() ?? this.end ?? { kind: "timeout", partial: this.pendingBytes };
+  }
+
+  /** Sends one line and reads one. */
+  async exchange(line: Buffer | string, timeoutMs: number, options?: WriteOptions): Promise<ReadResult> {
+    const bytes = typeof line === "string" ? Buffer.from(line + "\n", "utf8") : line;
+    await this.write(bytes, options);
+    return this.read(timeoutMs);
+  }
+
+  close(): void {
+    if (!this.socket.destroyed) this.socket.destroy();
+  }
+
+  private receive(chunk: Buffer): void {
+    const max = this.options.maxLineBytes;
+    let at = chunk.indexOf(LF);
+    while (at !== -1) {
+      const head = chunk.subarray(0, at);
+      if (this.discarding) {
+        this.discarding = false;
+      } else if (this.pendingBytes + head.length > max) {
+        this.push({ kind: "oversized", bytes: this.pendingBytes + head.length });
+        this.recordOversized(this.pendingBytes + head.length);
+      } else {
+        const line = this.pending.length === 0 ? Buffer.from(head) : Buffer.concat([...this.pending, head]);
+        this.record("recv", line, 1);
+        this.push({ kind: "line", bytes: line });
+      }
+      this.pending = [];
+      this.pendingBytes = 0;
+      chunk = chunk.subarray(at + 1);
+      at = chunk.indexOf(LF);
+    }
+    if (chunk.length === 0) return;
+    if (this.discarding) { this.pendingBytes += chunk.length; return; }
+    this.pending.push(chunk);
+    this.pendingBytes += chunk.length;
+    if (this.pendingBytes > max) {
+      // Never buffer past the limit: report at once and drop bytes until the next LF.
+      this.push({ kind: "oversized", bytes: this.pendingBytes });
+      this.recordOversized(this.pendingBytes);
+      this.pending = [];
+      this.discarding = true;
+    }
+  }
+
+  private push(result: ReadResult): void {
+    this.ready.push(result);
+    this.waiter?.();
+  }
+
+  private finish(result: ReadResult, note: string): void {
+    if (this.end) return;
+    if (this.pendingBytes > 0 && !this.discarding) this.record("recv", Buffer.concat(this.pending), 0);
+    this.end = result;
+    this.note(note);
+    this.waiter?.();
+  }
+
+  note(text: string): void {
+    if (this.options.record === false) return;
+    this.transcript.push({ dir: "event", t: Date.now() - this.started, text, length: 0 });
+  }
+
+  private recordOversized(length: number): void {
+    this.note(`received a line over ${this.options.maxLineBytes} bytes (${length} so far): not buffered`);
+  }
+
+  private record(dir: "send" | "recv", bytes: Buffer, lf = 0): void {
+    if (this.options.record === false) return;
+    const keep = this.options.transcriptBytes ?? 4096;
+    const clean = redact(bytes, this.secrets);
+    const shown = clean.subarray(0, keep);
+    const entry: TranscriptEntry = { dir, t: Date.now() - this.started, length: bytes.length + lf };
+    try {
+      entry.text = strictUtf8.decode(shown) + (lf && shown.length === clean.length ? "\n" : "");
+    } catch {
+      entry.base64 = shown.toString("base64");
+    }
+    if (shown.length < clean.length) entry.truncated = true;
+    this.transcript.push(entry);
+  }
+}
+
+export function redact(bytes: Buffer, secrets: Buffer[]): Buffer {
+  let out = bytes;
+  for (const secret of secrets) {
+    if (out.indexOf(secret) === -1) continue;
+    const parts: Buffer[] = [];
+    let from = 0;
+    for (let at = out.indexOf(secret); at !== -1; at = out.indexOf(secret, from)) {
+      parts.push(out.subarray(from, at), Buffer.from(REDACTED));
+      from = at + secret.length;
+    }
+    parts.push(out.subarray(from));
+    out = Buffer.concat(parts);
+  }
+  return out;
+}
+
+export function remaining(deadline: number | undefined): number {
+  return deadline === undefined ? 2 ** 31 - 1 : Math.max(0, Math.min(2 ** 31 - 1, deadline - Date.now()));
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export function formatHostPort(host: string, port: number): string {
+  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+}

@@ -1,0 +1,222 @@
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { parse as parseYaml } from "yaml";
+import type { Contract, RuleId } from "../protocol/contract.js";
+import { isLoopback, parseEndpoint } from "./target.js";
+
+/** Bad usage or configuration: exit code 2. */
+export class UsageError extends Error {}
+
+export const PROFILES = { quick: 15, standard: 100, thorough: 1000 } as const;
+export type Profile = keyof typeof PROFILES;
+
+export interface Options {
+  endpoint?: { host: string; port: number };
+  spawn?: string;
+  tokenEnv: string;
+  allowRemote: boolean;
+  rules: string[];
+  skip: string[];
+  profile: Profile;
+  runs: number;
+  seed: number;
+  replay?: string;
+  check?: string[];
+  path?: string;
+  timeoutMs: number;
+  strict: boolean;
+  list: boolean;
+  help: boolean;
+  version: boolean;
+  verbose: boolean;
+  json?: string;
+  junit?: string;
+  html?: string;
+  markdown?: string;
+}
+
+const FLAGS = {
+  endpoint: { type: "string" }, spawn: { type: "string" }, "token-env": { type: "string" }, "allow-remote": { type: "boolean" },
+  rules: { type: "string", multiple: true }, skip: { type: "string", multiple: true }, runs: { type: "string" }, profile: { type: "string" },
+  seed: { type: "string" }, replay: { type: "string" }, check: { type: "string", multiple: true }, path: { type: "string" },
+  timeout: { type: "string" }, strict: { type: "boolean" }, list: { type: "boolean" }, config: { type: "string" },
+  json: { type: "string" }, junit: { type: "string" }, html: { type: "string" }, markdown: { type: "string" },
+  verbose: { type: "boolean" }, help: { type: "boolean", short: "h" }, version: { type: "boolean" },
+} as const;
+
+export const USAGE = `Usage: aicontrol-conformance [target] [options]
+
+Target (default: the built-in reference bridge on an ephemeral loopback port)
+  --endpoint HOST:PORT   a running bridge (IPv6 as [::1]:PORT)
+  --spawn "CMD ..."      start the bridge; its port is read from the first stdout line
+                         holding a JSON object with "port"
+  --token-env VAR        environment variable holding the token (default FONLINE_AI_TOKEN)
+  --allow-remote         allow a non-loopback target (the wire is plaintext)
+
+Selection and generation
+  --rules GLOB,...       only these rules (full or short IDs: wire.*, error.parse)
+  --skip GLOB,...        leave these rules out
+  --profile NAME         quick | standard | thorough (cases per property: 15 | 100 | 1000)
+  --runs N               cases per property (overrides the profile)
+  --seed N               seed for every generator (default: random, printed)
+  --timeout MS           wait for one response (default 2000)
+  --strict               warnings count as failures
+  --replay FILE          re-run the failing cases of a JSON report: FIXED or STILL FAILING
+  --check ID --path P    run one check (and with --seed, one exact case)
+
+Output
+  --json FILE  --junit FILE  --html FILE  --markdown FILE
+  --list                 every rule, how it is observed and which checks cover it
+  --config FILE          options as YAML (keys are the flag names); flags win
+  --verbose              details of warnings too
+
+Exit: 0 no rule failed · 1 a rule failed or could not be judged · 2 bad usage · 3 target unreachable`;
+
+export function parseOptions(argv: string[], contract: Contract, env: NodeJS.ProcessEnv = process.env): Options {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: FLAGS, strict: true, allowPositionals: false });
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}${/token/i.test((err as Error).message) ? " (tokens come only from the environment: --token-env VAR)" : ""}`);
+  }
+  const flags = parsed.values as Record<string, unknown>;
+  const config = flags.config ? readConfig(flags.config as string) : {};
+  const get = <T>(name: keyof typeof FLAGS): T | undefined => (flags[name] ?? config[name]) as T | undefined;
+  const list = (name: "rules" | "skip" | "check"): string[] => {
+    const raw = get<unknown>(name);
+    const values = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+    return values.flatMap((v) => String(v).split(",")).map((s) => s.trim()).filter(Boolean);
+  };
+
+  const options: Options = {
+    tokenEnv: stringOption(get("token-env"), "token-env") ?? contract.defaults.tokenEnv,
+    allowRemote: Boolean(get("allow-remote")),
+    rules: list("rules"), skip: list("skip"), check: list("check"),
+    profile: "standard", runs: 0, seed: 0,
+    timeoutMs: positiveNumber(get("timeout") ?? 2000, "--timeout", "milliseconds"),
+    strict: Boolean(get("strict")), list: Boolean(get("list")), help: Boolean(get("help")), version: Boolean(get("version")), verbose: Boolean(get("verbose")),
+  };
+  const profile = get<string>("profile") ?? "standard";
+  if (!(profile in PROFILES)) throw new UsageError(`--profile must be one of ${Object.keys(PROFILES).join(", ")}, not "${profile}"`);
+  options.profile = profile as Profile;
+  options.runs = get("runs") === undefined ? PROFILES[options.profile] : positiveInteger(get("runs"), "--runs");
+  options.seed = get("seed") === undefined ? Math.floor(Math.random() * 2 ** 31) : integer(get("seed"), "--seed");
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(options.tokenEnv)) throw new UsageError(`--token-env takes the name of an environment variable, not "${options.tokenEnv.length > 40 ? "a long value" : "a value like that"}"`);
+
+  const endpoint = stringOption(get("endpoint"), "endpoint");
+  const spawn = stringOption(get("spawn"), "spawn");
+  if (endpoint && spawn) throw new UsageError("give either --endpoint or --spawn, not both");
+  if (endpoint) {
+    const parsedEndpoint = parseEndpoint(endpoint);
+    if (!parsedEndpoint) throw new UsageError(`--endpoint must be HOST:PORT with a port from 1 to 65535 (IPv6 as [::1]:PORT), not "${endpoint}"`);
+    if (!isLoopback(parsedEndpoint.host) && !options.allowRemote) {
+      throw new UsageError(`${endpoint} is not a loopback address: the wire is plaintext, so pass --allow-remote to test a remote bridge on purpose`);
+    }
+    options.endpoint = parsedEndpoint;
+  }
+  if (spawn !== undefined) {
+    if (spawn.trim() === "") throw new UsageError("--spawn needs a command");
+    options.spawn = spawn;
+  }
+  for (const key of ["json", "junit", "html", "markdown", "replay", "path"] as const) {
+    const value = stringOption(get(key), key);
+    if (value !== undefined) options[key] = value;
+  }
+  if (options.path && options.check?.length !== 1) throw new UsageError("--path replays one case: give exactly one --check ID with it");
+  validateGlobs(options.rules, "--rules", contract);
+  validateGlobs(options.skip, "--skip", contract);
+  return options;
+}
+
+function readConfig(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new UsageError(`cannot read --config ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = parseYaml(text);
+  } catch (err) {
+    throw new UsageError(`--config ${file} is not valid YAML: ${(err as Error).message.split("\n")[0]}`);
+  }
+  if (value === null || value === undefined) return {};
+  if (typeof value !== "object" || Array.isArray(value)) throw new UsageError(`--config ${file} must be a YAML mapping of option names to values`);
+  const config = value as Record<string, unknown>;
+  for (const key of Object.keys(config)) {
+    if (key === "token") throw new UsageError(`--config ${file}: a token is never read from a file; put it in an environment variable and name it with token-env`);
+    if (!(key in FLAGS) || key === "config") throw new UsageError(`--config ${file}: unknown option "${key}"${suggest(key, Object.keys(FLAGS))}`);
+  }
+  return config;
+}
+
+function stringOption(value: unknown, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" && typeof value !== "number") throw new UsageError(`${name} takes a single value`);
+  return String(value);
+}
+
+function positiveNumber(value: unknown, flag: string, unit: string): number {
+  const n = typeof value === "number" ? value : Number(String(value).trim() === "" ? NaN : value);
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${flag} must be a finite positive number of ${unit}, not "${value}"`);
+  return n;
+}
+
+function positiveInteger(value: unknown, flag: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new UsageError(`${flag} must be a positive whole number, not "${value}"`);
+  return n;
+}
+
+function integer(value: unknown, flag: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < -(2 ** 31) || n >= 2 ** 31) throw new UsageError(`${flag} must be a whole number in the 32-bit range, not "${value}"`);
+  return n;
+}
+
+/** Does a --rules/--skip glob match a rule (by short or full ID)? */
+export function globMatches(glob: string, rule: { id: string; fullId: string }): boolean {
+  const re = new RegExp(`^${glob.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
+  return re.test(rule.id) || re.test(rule.fullId);
+}
+
+function validateGlobs(globs: string[], flag: string, contract: Contract): void {
+  for (const glob of globs) {
+    if (contract.rules.some((r) => globMatches(glob, r))) continue;
+    throw new UsageError(`${flag} ${glob} matches no rule${suggest(glob, contract.rules.map((r) => r.id))}; --list shows them all`);
+  }
+}
+
+/** Selection predicate from --rules and --skip. */
+export function ruleSelector(options: Pick<Options, "rules" | "skip">, contract: Contract): (id: RuleId) => boolean {
+  return (id) => {
+    const rule = contract.rule(id);
+    const wanted = options.rules.length === 0 || options.rules.some((g) => globMatches(g, rule));
+    return wanted && !options.skip.some((g) => globMatches(g, rule));
+  };
+}
+
+function suggest(word: string, candidates: string[]): string {
+  const stem = word.replace(/^ai-control-protocol\./, "").replace(/\*/g, "").toLowerCase();
+  const scored = candidates
+    .map((c) => ({ c, d: c.toLowerCase().includes(stem) && stem.length > 2 ? 0 : distance(stem, c.toLowerCase()) }))
+    .filter((x) => x.d <= Math.max(2, Math.floor(stem.length / 3)))
+    .sort((a, b) => a.d - b.d)
+    .slice(0, 3);
+  return scored.length ? ` (did you mean ${scored.map((x) => x.c).join(", ")}?)` : "";
+}
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const keep = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = keep;
+    }
+  }
+  return row[b.length]!;
+}

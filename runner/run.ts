@@ -1,0 +1,165 @@
+import type { Contract, RuleId } from "../protocol/contract.js";
+import { Harness } from "../suites/context.js";
+import { preflight } from "../suites/preflight.js";
+import { VERDICT_ORDER, worst, type Check, type Finding, type Verdict } from "../suites/check.js";
+import { REDACTED } from "./connection.js";
+import type { Target } from "./target.js";
+import { TOOL, type CheckReport, type Report, type RuleReport } from "./report.js";
+
+/** Subscribers to a run. Every hook is optional; one that throws is reported and the run goes on. */
+export interface Reporter {
+  name: string;
+  onRunStart?(info: RunInfo): void | Promise<void>;
+  onCheckStart?(check: Check, index: number, total: number): void | Promise<void>;
+  onCheckEnd?(check: Check, result: CheckReport): void | Promise<void>;
+  onRunEnd?(report: Report): void | Promise<void>;
+}
+
+export interface RunInfo { target: Target; seed: number; checks: number; profile: string; strict: boolean }
+
+export interface RunOptions {
+  contract: Contract;
+  checks: readonly Check[];
+  /** Undefined when the target could not be reached: every selected check then reports `error`. */
+  target: Target | undefined;
+  targetInfo: { endpoint: string; spawned: boolean; label: string };
+  unreachable?: string;
+  token?: string;
+  timeoutMs: number;
+  checkDeadlineMs: number;
+  runs: number;
+  seed: number;
+  profile: string;
+  strict: boolean;
+  /** Rules selected by --rules/--skip; a check runs when any of its rules is selected. */
+  selected: (rule: RuleId) => boolean;
+  /** Only these checks (by id), e.g. for a replay. */
+  onlyChecks?: Set<string>;
+  /** Per check, the fast-check path of one case to replay. */
+  paths?: Map<string, string>;
+  replayCommand?: (check: Check, finding: Finding) => string;
+  reporters: Reporter[];
+  log?: (line: string) => void;
+}
+
+export async function run(options: RunOptions): Promise<Report> {
+  const started = Date.now();
+  const { contract, reporters } = options;
+  const log = options.log ?? ((line) => process.stderr.write(line + "\n"));
+  type Hook = Exclude<keyof Reporter, "name">;
+  const emit = async <K extends Hook>(hook: K, ...args: Parameters<NonNullable<Reporter[K]>>) => {
+    for (const reporter of reporters) {
+      const fn = reporter[hook] as ((...a: unknown[]) => unknown) | undefined;
+      if (typeof fn !== "function") continue;
+      try {
+        await fn.apply(reporter, args);
+      } catch (err) {
+        log(`reporter "${reporter.name}" failed in ${hook}: ${(err as Error).message ?? String(err)}`);
+      }
+    }
+  };
+
+  const chosen = options.checks.filter((c) => c.rules.some(options.selected) && (!options.onlyChecks || options.onlyChecks.has(c.id)));
+  if (options.target) {
+    await emit("onRunStart", { target: options.target, seed: options.seed, checks: chosen.length, profile: options.profile, strict: options.strict });
+  }
+  const blocked = options.target ? await preflightProblem(options) : `target unreachable: ${options.unreachable ?? "unknown"}`;
+  const results = new Map<string, { check: Check; finding: Finding; report: CheckReport }>();
+  for (const [index, check] of chosen.entries()) {
+    await emit("onCheckStart", check, index, chosen.length);
+    const t0 = Date.now();
+    let finding: Finding = blocked ? { verdict: "error", message: blocked } : await runCheck(check, options);
+    if (options.strict && finding.verdict === "warn") finding = { ...finding, verdict: "fail", message: `${finding.message} (a warning; --strict makes it a failure)` };
+    const report = redactDeep(toCheckReport(check, finding, Date.now() - t0, options), options.token);
+    results.set(check.id, { check, finding, report });
+    await emit("onCheckEnd", check, report);
+  }
+
+  const rules: RuleReport[] = contract.rules.map((rule) => {
+    const entries: CheckReport[] = [];
+    let verdict: Verdict | undefined;
+    for (const { check, finding, report } of results.values()) {
+      const implicated = finding.rules ?? check.rules;
+      if (implicated.includes(rule.id)) {
+        entries.push(report);
+      } else if (check.rules.includes(rule.id)) {
+        // The check failed on another rule first, so it could not judge this one.
+        entries.push({ ...report, verdict: "error", message: `inconclusive: ${report.message} (see ${implicated.join(", ")})` });
+      } else continue;
+      verdict = verdict === undefined ? entries.at(-1)!.verdict : worst(verdict, entries.at(-1)!.verdict);
+    }
+    const base = { id: rule.fullId, title: rule.title, group: rule.group, level: rule.level, observed: rule.observed, requirement: rule.requirement };
+    if (verdict !== undefined) return { ...base, verdict, checks: entries };
+    return { ...base, verdict: "skip" as const, reason: skipReason(rule.id, options), checks: [] };
+  });
+
+  const summary = Object.fromEntries(VERDICT_ORDER.map((v) => [v, rules.filter((r) => r.verdict === v).length])) as Record<Verdict, number>;
+  const report: Report = {
+    schemaVersion: 1, tool: TOOL,
+    target: { endpoint: options.targetInfo.endpoint, spawned: options.targetInfo.spawned, label: options.targetInfo.label },
+    seed: options.seed, startedAt: new Date(started).toISOString(), durationMs: Date.now() - started, summary, rules,
+  };
+  const redacted = redactDeep(report, options.token);
+  await emit("onRunEnd", redacted);
+  return redacted;
+
+  function skipReason(id: RuleId, o: RunOptions): string {
+    const rule = contract.rule(id);
+    if (rule.observed !== "wire") return rule.reason!;
+    if (!o.selected(id)) return "not selected (--rules / --skip)";
+    if (o.onlyChecks) return "not part of this replay";
+    return "no check yet";
+  }
+}
+
+/** Why no check can reach a verdict (e.g. a token is missing), or undefined. */
+async function preflightProblem(o: RunOptions): Promise<string | undefined> {
+  const finding = await runCheck({ id: "preflight", rules: [], description: "", requirement: "", run: async (ctx) => {
+    const problem = await preflight(ctx);
+    return problem ? { verdict: "error", message: problem } : { verdict: "pass", message: "ready" };
+  } }, o);
+  return finding.verdict === "error" ? finding.message : undefined;
+}
+
+async function runCheck(check: Check, o: RunOptions): Promise<Finding> {
+  const deadline = Date.now() + o.checkDeadlineMs;
+  const harness = new Harness({
+    contract: o.contract, endpoint: o.target!, token: o.token, timeoutMs: o.timeoutMs, runs: o.runs, seed: o.seed,
+    path: o.paths?.get(check.id), deadline,
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const overrun = new Promise<Finding>((resolve) => {
+    timer = setTimeout(() => resolve({ verdict: "error", message: `the check did not finish within its deadline of ${o.checkDeadlineMs} ms` }), o.checkDeadlineMs + o.timeoutMs);
+  });
+  try {
+    return await Promise.race([harness.runCase(() => check.run(harness)), overrun]);
+  } finally {
+    clearTimeout(timer);
+    harness.closeAll();
+  }
+}
+
+function toCheckReport(check: Check, f: Finding, durationMs: number, o: RunOptions): CheckReport {
+  const report: CheckReport = { id: check.id, verdict: f.verdict, message: f.message, description: check.description, requirement: check.requirement, durationMs };
+  if (f.expected !== undefined) report.expected = f.expected;
+  if (f.actual !== undefined) report.actual = f.actual;
+  if (f.counterexample !== undefined) report.counterexample = f.counterexample;
+  if (f.seed !== undefined) report.seed = f.seed;
+  if (f.path !== undefined) report.path = f.path;
+  if ((f.verdict === "fail" || f.verdict === "warn") && o.replayCommand) report.replay = o.replayCommand(check, f);
+  if (f.transcript && f.verdict !== "pass") report.transcript = f.transcript;
+  return report;
+}
+
+/** Replaces the token wherever it appears in a value (messages, bridge output, transcripts). */
+export function redactDeep<T>(value: T, token: string | undefined): T {
+  if (!token) return value;
+  const escaped = JSON.stringify(token).slice(1, -1);
+  const walk = (v: unknown): unknown => {
+    if (typeof v === "string") return v.split(token).join(REDACTED).split(escaped).join(REDACTED);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+    return v;
+  };
+  return walk(value) as T;
+}

@@ -1,0 +1,156 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { isIP } from "node:net";
+import { ReferenceBridge, type BridgeOptions } from "../bridges/reference/bridge.js";
+import { Connection, formatHostPort } from "./connection.js";
+
+/** The bridge under test, however it was reached. */
+export interface Target {
+  host: string;
+  port: number;
+  /** "host:port" as a user would type it. */
+  endpoint: string;
+  /** Started by this tool (spawned or built in). */
+  spawned: boolean;
+  /** What the report header says about it. */
+  label: string;
+  restart?(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The target cannot be reached or started: exit code 3. */
+export class TargetError extends Error {}
+
+const LOOPBACK_NAMES = new Set(["localhost", "localhost.", "ip6-localhost"]);
+
+export function isLoopback(host: string): boolean {
+  if (LOOPBACK_NAMES.has(host.toLowerCase())) return true;
+  if (isIP(host) === 4) return host.startsWith("127.");
+  if (isIP(host) === 6) return host === "::1" || /^(0*:)*:?0*1$/.test(host) || host.toLowerCase().startsWith("::ffff:127.");
+  return false;
+}
+
+/** Parses HOST:PORT or [IPv6]:PORT; undefined when malformed. */
+export function parseEndpoint(text: string): { host: string; port: number } | undefined {
+  const m = /^\[([^\]]+)\]:(\d+)$/.exec(text) ?? /^([^:\[\]]+):(\d+)$/.exec(text);
+  if (!m) return undefined;
+  const port = Number(m[2]);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) return undefined;
+  return { host: m[1]!, port };
+}
+
+/** A running bridge at an endpoint; probed once so an unreachable one fails fast. */
+export async function endpointTarget(host: string, port: number, timeoutMs: number): Promise<Target> {
+  const endpoint = formatHostPort(host, port);
+  try {
+    const probe = await Connection.open(host, port, { maxLineBytes: 1, connectTimeoutMs: timeoutMs, record: false });
+    probe.close();
+  } catch (err) {
+    throw new TargetError(`${(err as Error).message}: is the bridge running?`);
+  }
+  return { host, port, endpoint, spawned: false, label: `bridge at ${endpoint}`, stop: async () => {} };
+}
+
+/** The reference bridge in this process on an ephemeral loopback port (the default target). */
+export async function embeddedTarget(make: () => ReferenceBridge = () => new ReferenceBridge(), label = "built-in reference bridge"): Promise<Target> {
+  let bridge = make();
+  const { host, port } = await bridge.listen();
+  const target: Target = {
+    host, port, endpoint: formatHostPort(host, port), spawned: true,
+    label: `${label} on ${formatHostPort(host, port)}`,
+    async restart() {
+      await bridge.close();
+      bridge = make();
+      Object.assign(bridge.options, { port: target.port } satisfies BridgeOptions);
+      await bridge.listen();
+    },
+    stop: () => bridge.close(),
+  };
+  return target;
+}
+
+export interface SpawnOptions {
+  /** How long the bridge may take to print its ready line. */
+  startTimeoutMs: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Starts a bridge with a shell command and reads its port from the first stdout line holding a JSON object with "port". */
+export async function spawnTarget(command: string, options: SpawnOptions): Promise<Target> {
+  let child = await start(command, options);
+  const target: Target = {
+    host: child.host, port: child.port, endpoint: formatHostPort(child.host, child.port), spawned: true,
+    label: `spawned \`${command}\` on ${formatHostPort(child.host, child.port)}`,
+    async restart() {
+      await stopProcess(child.process);
+      child = await start(command, options);
+      Object.assign(target, { host: child.host, port: child.port, endpoint: formatHostPort(child.host, child.port) });
+    },
+    stop: () => stopProcess(child.process),
+  };
+  return target;
+}
+
+interface Started { process: ChildProcess; host: string; port: number }
+
+function start(command: string, options: SpawnOptions): Promise<Started> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, { shell: true, detached: true, stdio: ["ignore", "pipe", "pipe"], env: options.env ?? process.env });
+    let stdout = "";
+    let stderr = "";
+    let settled = false;
+    const settle = (error?: string, ready?: { host: string; port: number }) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (ready) {
+        child.stdout!.resume(); // keep draining so the bridge never blocks on a full pipe
+        child.stderr!.resume();
+        resolve({ process: child, ...ready });
+        return;
+      }
+      void stopProcess(child);
+      const tail = stderr.trim().split("\n").slice(-10).join("\n");
+      reject(new TargetError(`${error}${tail ? `\n--- bridge stderr (last lines) ---\n${tail}` : ""}`));
+    };
+    const timer = setTimeout(() => settle(`the bridge printed no ready line (a JSON object with "port") within ${options.startTimeoutMs} ms`), options.startTimeoutMs);
+    child.stderr!.on("data", (d: Buffer) => { stderr = (stderr + d.toString("utf8")).slice(-8192); });
+    child.stdout!.on("data", (d: Buffer) => {
+      if (settled) return;
+      stdout += d.toString("utf8");
+      let nl: number;
+      while ((nl = stdout.indexOf("\n")) !== -1) {
+        const ready = readyLine(stdout.slice(0, nl));
+        stdout = stdout.slice(nl + 1);
+        if (ready) return settle(undefined, ready);
+      }
+      if (stdout.length > 65536) stdout = stdout.slice(-65536);
+    });
+    child.on("error", (err) => settle(`cannot start the bridge: ${err.message}`));
+    child.on("exit", (code, signal) => settle(`the bridge exited (${signal ?? `code ${code}`}) before printing its ready line`));
+  });
+}
+
+/** The first JSON object on a line with an integer "port" (e.g. `READY {"host":"127.0.0.1","port":43011}`). */
+export function readyLine(line: string): { host: string; port: number } | undefined {
+  const at = line.indexOf("{");
+  if (at === -1) return undefined;
+  try {
+    const value = JSON.parse(line.slice(at)) as { host?: unknown; port?: unknown };
+    if (!Number.isInteger(value.port) || (value.port as number) < 1 || (value.port as number) > 65535) return undefined;
+    const host = typeof value.host === "string" && value.host !== "" && value.host !== "0.0.0.0" && value.host !== "::" ? value.host : "127.0.0.1";
+    return { host, port: value.port as number };
+  } catch {
+    return undefined;
+  }
+}
+
+/** SIGTERM to the whole process group, SIGKILL after a grace period. */
+async function stopProcess(child: ChildProcess, graceMs = 2000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const signal = (s: NodeJS.Signals) => { try { process.kill(-child.pid!, s); } catch { /* already gone */ } };
+  signal("SIGTERM");
+  const timer = setTimeout(() => signal("SIGKILL"), graceMs);
+  await exited;
+  clearTimeout(timer);
+}

@@ -1,0 +1,178 @@
+import fc from "fast-check";
+import type { Contract } from "../protocol/contract.js";
+import { Connection, ConnectError, type TranscriptEntry } from "../runner/connection.js";
+import { HarnessError, Violation, type CallOptions, type CheckContext, type Finding, type PropertyOptions, type ReadOptions, type Reply } from "./check.js";
+import { judgeResponse } from "./judge.js";
+
+/** How the harness reaches the bridge; the runner provides it. */
+export interface Endpoint {
+  host: string;
+  port: number;
+  /** Restarts a bridge this tool owns; absent for an endpoint it does not. */
+  restart?(): Promise<void>;
+}
+
+export interface ContextOptions {
+  contract: Contract;
+  endpoint: Endpoint;
+  token?: string;
+  timeoutMs: number;
+  runs: number;
+  seed: number;
+  /** Replays exactly one case of the check's property. */
+  path?: string;
+  deadline: number;
+}
+
+/** The harness a check runs in: connections, judged calls, properties; and the cleanup after it. */
+export class Harness implements CheckContext {
+  readonly contract: Contract;
+  readonly timeoutMs: number;
+  readonly runs: number;
+  readonly tokenConfigured: boolean;
+  private open: Connection[] = [];
+  private caseStart = Date.now();
+  private caseTranscript: TranscriptEntry[] = [];
+  private connections = 0;
+
+  constructor(private readonly options: ContextOptions) {
+    this.contract = options.contract;
+    this.timeoutMs = options.timeoutMs;
+    this.runs = options.runs;
+    this.tokenConfigured = Boolean(options.token);
+  }
+
+  async connect(): Promise<Connection> {
+    const { host, port } = this.options.endpoint;
+    const n = ++this.connections;
+    const conn = await Connection.open(host, port, {
+      maxLineBytes: this.contract.limits.maxLineBytes,
+      connectTimeoutMs: this.timeoutMs,
+      stallTimeoutMs: this.timeoutMs,
+      deadline: this.options.deadline,
+      secrets: this.options.token ? [this.options.token] : [],
+      epoch: this.caseStart,
+      transcript: this.caseTranscript,
+    });
+    conn.note(`connection ${n} opened`);
+    this.open.push(conn);
+    return conn;
+  }
+
+  authRequest(id: unknown = "auth"): object {
+    return { jsonrpc: this.contract.jsonrpc, id, method: "auth", params: { token: this.options.token ?? "" } };
+  }
+
+  async session(): Promise<Connection> {
+    const conn = await this.connect();
+    if (!this.options.token) return conn;
+    const reply = await this.call(conn, this.authRequest());
+    if (reply.kind !== "response" || reply.response.error || (reply.response.result as { authorized?: unknown })?.authorized !== true) {
+      throw new HarnessError("auth with the configured token did not authorize the connection: check --token-env and the bridge's token");
+    }
+    return conn;
+  }
+
+  async call(conn: Connection, request: object | string | Buffer, options: CallOptions = {}): Promise<Reply> {
+    const raw = typeof request === "string" || Buffer.isBuffer(request);
+    const bytes = Buffer.isBuffer(request) ? request : Buffer.from((raw ? request : JSON.stringify(request)) + "\n", "utf8");
+    // The id as it travels (JSON.stringify turns -0 into 0, drops undefined, ...).
+    const sentId = raw ? null : (JSON.parse(JSON.stringify({ id: (request as { id?: unknown }).id })) as { id?: unknown }).id ?? null;
+    await conn.write(bytes, { splitAt: options.splitAt, delayMs: options.delayMs });
+    return this.read(conn, { expectId: sentId, ...options });
+  }
+
+  judge(raw: Buffer, expectId: unknown) {
+    return judgeResponse(raw, expectId, this.contract);
+  }
+
+  async read(conn: Connection, options: ReadOptions = {}): Promise<Reply> {
+    const read = await conn.read(options.timeoutMs ?? this.timeoutMs);
+    if (read.kind === "oversized") {
+      throw new Violation("wire.line-limit", "The response line is longer than the 1 MiB limit.", `a response of at most ${this.contract.limits.maxLineBytes} bytes before LF`, `${read.bytes} bytes without LF`);
+    }
+    if (read.kind !== "line") return read;
+    return { kind: "response", response: judgeResponse(read.bytes, options.expectId ?? null, this.contract, options), raw: read.bytes };
+  }
+
+  async alive(): Promise<boolean> {
+    this.closeAll();
+    try {
+      const conn = await this.session();
+      const reply = await this.call(conn, { jsonrpc: this.contract.jsonrpc, id: "liveness", method: "ping", params: {} });
+      conn.close();
+      if (reply.kind === "response" && (reply.response.result as { ok?: unknown })?.ok === true) return true;
+    } catch (err) {
+      if (err instanceof HarnessError) throw err;
+    }
+    await this.options.endpoint.restart?.();
+    return false;
+  }
+
+  async property<T>(arbitrary: fc.Arbitrary<T>, judge: (input: T) => Promise<Finding>, options: PropertyOptions = {}): Promise<Finding> {
+    let failure: Finding | undefined;
+    let warning: Finding | undefined;
+    let harnessError: Error | undefined;
+    const result = await fc.check(
+      fc.asyncProperty(arbitrary, async (input) => {
+        if (harnessError) return true; // stop shrinking towards a harness fault
+        const finding = await this.runCase(async () => {
+          const f = await judge(input);
+          if (!options.liveness) return f;
+          const alive = await this.alive(); // also restarts an owned bridge, so shrinking starts clean
+          if (f.verdict !== "fail" && !alive) {
+            return { verdict: "fail" as const, message: "The bridge stopped answering ping on a fresh connection after this input.", expected: "the bridge keeps serving after any input", actual: "no answer to ping on a new connection" };
+          }
+          return f;
+        });
+        if (finding.verdict === "error") { harnessError = new HarnessError(finding.message); return true; }
+        if (finding.verdict === "fail") { failure = finding; return false; }
+        if (finding.verdict === "warn") warning ??= finding;
+        return true;
+      }),
+      {
+        numRuns: options.runs ?? this.runs,
+        seed: this.options.seed,
+        ...(this.options.path ? { path: this.options.path } : {}),
+        interruptAfterTimeLimit: Math.max(1, this.options.deadline - Date.now() - this.timeoutMs * 2),
+        markInterruptAsFailure: false,
+      },
+    );
+    if (harnessError) throw harnessError;
+    if (result.failed && failure) {
+      return { ...failure, counterexample: fc.stringify(result.counterexample?.[0]), seed: result.seed, path: result.counterexamplePath ?? undefined };
+    }
+    if (result.failed) return { verdict: "error", message: `the property could not be run: ${String(result.errorInstance ?? "unknown error")}` };
+    if (warning) return warning;
+    const note = result.interrupted ? ` (interrupted by the deadline after ${result.numRuns} cases)` : "";
+    return { verdict: "pass", message: `${result.numRuns} generated cases passed${note}.` };
+  }
+
+  /** Runs one case with a fresh transcript, turning violations and faults into findings. */
+  async runCase(body: () => Promise<Finding>): Promise<Finding> {
+    this.caseStart = Date.now();
+    this.caseTranscript = [];
+    this.connections = 0;
+    let finding: Finding;
+    try {
+      finding = await body();
+    } catch (err) {
+      finding = toFinding(err);
+    } finally {
+      this.closeAll();
+    }
+    return finding.verdict === "pass" || finding.transcript ? finding : { ...finding, transcript: this.caseTranscript };
+  }
+
+  closeAll(): void {
+    for (const conn of this.open) conn.close();
+    this.open = [];
+  }
+}
+
+function toFinding(err: unknown): Finding {
+  if (err instanceof Violation) return { verdict: "fail", message: err.message, expected: err.expected, actual: err.actual, rules: [err.rule] };
+  if (err instanceof ConnectError) return { verdict: "fail", message: `The bridge stopped accepting connections (${err.code}).`, expected: "a TCP connection is accepted", actual: err.message };
+  if (err instanceof HarnessError) return { verdict: "error", message: err.message };
+  return { verdict: "error", message: `harness fault: ${err instanceof Error ? err.message : String(err)}` };
+}

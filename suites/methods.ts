@@ -1,0 +1,16 @@
+import { describeReply, fail, pass, resultOf, rpc, type Check } from "./check.js";
+
+export const pingOk: Check = {
+  id: "method.ping/ok",
+  rules: ["method.ping"],
+  description: "Calls ping on an authorized connection.",
+  requirement: "Report bridge liveness after authorization: result {ok: true}.",
+  async run(ctx) {
+    const conn = await ctx.session();
+    const reply = await ctx.call(conn, rpc("ping", {}, 1));
+    if (resultOf(reply)?.ok === true) return pass("ping answered {\"ok\":true}.");
+    return fail("ping was not answered {\"ok\":true}.", `{"result":{"ok":true}}`, describeReply(reply));
+  },
+};
+
+export const methodChecks: Check[] = [pingOk];

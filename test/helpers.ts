@@ -1,0 +1,52 @@
+import { contract } from "../protocol/contract.js";
+import type { ReferenceBridge } from "../bridges/reference/bridge.js";
+import { ReferenceBridge as Reference } from "../bridges/reference/bridge.js";
+import { allChecks } from "../suites/index.js";
+import type { Check } from "../suites/check.js";
+import { run, type Reporter } from "../runner/run.js";
+import { ruleSelector } from "../runner/options.js";
+import { embeddedTarget } from "../runner/target.js";
+import type { Report } from "../runner/report.js";
+
+export const TEST_TOKEN = "conformance-test-token-7f3a";
+
+export interface SuiteRun {
+  /** Rule globs to run (default: all). */
+  rules?: string[];
+  token?: string;
+  runs?: number;
+  timeoutMs?: number;
+  seed?: number;
+  checks?: readonly Check[];
+  reporters?: Reporter[];
+  strict?: boolean;
+}
+
+/** Runs the suite in-process against a bridge the test builds (restarted when a check kills it). */
+export async function runSuite(make: (token: string) => ReferenceBridge = (token) => new Reference({ token }), o: SuiteRun = {}): Promise<Report> {
+  const token = o.token ?? TEST_TOKEN;
+  const target = await embeddedTarget(() => make(token), "test bridge");
+  try {
+    return await run({
+      contract, checks: o.checks ?? allChecks, target, token: token || undefined,
+      targetInfo: { endpoint: target.endpoint, spawned: true, label: target.label },
+      timeoutMs: o.timeoutMs ?? 1000, checkDeadlineMs: 30_000, runs: o.runs ?? 12, seed: o.seed ?? 42,
+      profile: "test", strict: o.strict ?? false,
+      selected: ruleSelector({ rules: o.rules ?? [], skip: [] }, contract),
+      reporters: o.reporters ?? [], log: () => {},
+    });
+  } finally {
+    await target.stop();
+  }
+}
+
+export function verdictOf(report: Report, shortId: string): string {
+  const rule = report.rules.find((r) => r.id === `${contract.prefix}.${shortId}`);
+  if (!rule) throw new Error(`no rule ${shortId} in report`);
+  return rule.verdict;
+}
+
+/** Rules that did not pass or skip, with their first message: for readable assertion failures. */
+export function problems(report: Report): string[] {
+  return report.rules.filter((r) => r.verdict === "fail" || r.verdict === "error").map((r) => `${r.id}: ${r.verdict}: ${r.checks.find((c) => c.verdict === r.verdict)?.message}`);
+}
