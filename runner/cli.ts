@@ -114,7 +114,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
 async function startTarget(options: Options, env: NodeJS.ProcessEnv, token: string | undefined): Promise<Target> {
   if (options.endpoint) return endpointTarget(options.endpoint.host, options.endpoint.port, options.timeoutMs);
   if (options.spawn) {
-    const target = await spawnTarget(options.spawn, { startTimeoutMs: Math.max(10_000, options.timeoutMs), env });
+    const target = await spawnTarget(options.spawn, { startTimeoutMs: options.startTimeoutMs, env });
     if (!isLoopback(target.host) && !options.allowRemote) {
       await target.stop();
       throw new UsageError(`the spawned bridge listens on ${target.host}, which is not loopback: pass --allow-remote to test it on purpose`);

@@ -24,6 +24,7 @@ export interface Options {
   check?: string[];
   path?: string;
   timeoutMs: number;
+  startTimeoutMs: number;
   strict: boolean;
   list: boolean;
   help: boolean;
@@ -39,7 +40,7 @@ const FLAGS = {
   endpoint: { type: "string" }, spawn: { type: "string" }, "token-env": { type: "string" }, "allow-remote": { type: "boolean" },
   rules: { type: "string", multiple: true }, skip: { type: "string", multiple: true }, runs: { type: "string" }, profile: { type: "string" },
   seed: { type: "string" }, replay: { type: "string" }, check: { type: "string", multiple: true }, path: { type: "string" },
-  timeout: { type: "string" }, strict: { type: "boolean" }, list: { type: "boolean" }, config: { type: "string" },
+  timeout: { type: "string" }, "start-timeout": { type: "string" }, strict: { type: "boolean" }, list: { type: "boolean" }, config: { type: "string" },
   json: { type: "string" }, junit: { type: "string" }, html: { type: "string" }, markdown: { type: "string" },
   verbose: { type: "boolean" }, help: { type: "boolean", short: "h" }, version: { type: "boolean" },
 } as const;
@@ -60,6 +61,7 @@ Selection and generation
   --runs N               cases per property (overrides the profile)
   --seed N               seed for every generator (default: random, printed)
   --timeout MS           wait for one response (default 2000)
+  --start-timeout MS     wait for a spawned bridge's ready line (default 30000)
   --strict               warnings count as failures
   --replay FILE          re-run the failing cases of a JSON report: FIXED or STILL FAILING
   --check ID --path P    run one check (and with --seed, one exact case)
@@ -94,6 +96,7 @@ export function parseOptions(argv: string[], contract: Contract, env: NodeJS.Pro
     rules: list("rules"), skip: list("skip"), check: list("check"),
     profile: "standard", runs: 0, seed: 0,
     timeoutMs: positiveNumber(get("timeout") ?? 2000, "--timeout", "milliseconds"),
+    startTimeoutMs: positiveNumber(get("start-timeout") ?? 30_000, "--start-timeout", "milliseconds"),
     strict: Boolean(get("strict")), list: Boolean(get("list")), help: Boolean(get("help")), version: Boolean(get("version")), verbose: Boolean(get("verbose")),
   };
   const profile = get<string>("profile") ?? "standard";

@@ -1,0 +1,193 @@
+import { mkdtempSync, readFileSync, writeFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { main } from "../runner/cli.js";
+import { ReferenceBridge } from "../bridges/reference/bridge.js";
+import { mutants } from "../bridges/mutants/index.js";
+import type { Report } from "../runner/report.js";
+import { TEST_TOKEN } from "./helpers.js";
+
+const dir = mkdtempSync(join(tmpdir(), "aicc-cli-"));
+const bridges: ReferenceBridge[] = [];
+afterEach(async () => { while (bridges.length) await bridges.pop()!.close(); });
+
+async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
+  let out = "";
+  let err = "";
+  const code = await main(args, { out: (t) => { out += t; }, err: (t) => { err += t; }, env });
+  return { code, out, err };
+}
+
+async function listening(bridge: ReferenceBridge): Promise<string> {
+  bridges.push(bridge);
+  const { port } = await bridge.listen();
+  return `127.0.0.1:${port}`;
+}
+
+describe("CLI usage errors exit 2 with a clear message", () => {
+  it.each([
+    [["--timeout", "NaN"], /--timeout must be a finite positive number/],
+    [["--timeout=-5"], /--timeout must be a finite positive number/],
+    [["--timeout", "Infinity"], /--timeout must be a finite positive number/],
+    [["--endpoint", "127.0.0.1:0"], /port from 1 to 65535/],
+    [["--endpoint", "127.0.0.1:70000"], /port from 1 to 65535/],
+    [["--endpoint", "nonsense"], /must be HOST:PORT/],
+    [["--endpoint", "192.0.2.7:43011"], /not a loopback address: .*--allow-remote/],
+    [["--rules", "wire.utf9"], /matches no rule \(did you mean wire.utf8/],
+    [["--skip", "method.pong"], /matches no rule \(did you mean method.ping/],
+    [["--profile", "fast"], /--profile must be one of quick, standard, thorough/],
+    [["--runs", "0"], /--runs must be a positive whole number/],
+    [["--token", "abc"], /Unknown option '--token'.*tokens come only from the environment/],
+    [["--token-env", "abc def"], /--token-env takes the name of an environment variable/],
+    [["--endpoint", "127.0.0.1:1", "--spawn", "x"], /either --endpoint or --spawn/],
+    [["--check", "no.such/check"], /no check named no.such\/check/],
+    [["--config", "/nonexistent/c.yaml"], /cannot read --config/],
+  ])("%j", async (args, message) => {
+    const r = await cli(args);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(message);
+    expect(r.err).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  it("rejects unknown keys and tokens in a config file", async () => {
+    const bad = join(dir, "bad.yaml");
+    writeFileSync(bad, "endpiont: 127.0.0.1:43011\n");
+    expect((await cli(["--config", bad])).err).toMatch(/unknown option "endpiont" \(did you mean endpoint/);
+    writeFileSync(bad, "token: hunter2\n");
+    const r = await cli(["--config", bad]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/a token is never read from a file/);
+  });
+});
+
+describe("CLI against a target", () => {
+  it("exits 3 and still writes a report when nothing listens", async () => {
+    const json = join(dir, "unreachable.json");
+    const r = await cli(["--endpoint", "127.0.0.1:1", "--json", json]);
+    expect(r.code).toBe(3);
+    expect(r.err).toMatch(/target unreachable: cannot connect to 127.0.0.1:1/);
+    const report = JSON.parse(readFileSync(json, "utf8")) as Report;
+    expect(report.rules).toHaveLength(50);
+    expect(report.rules.find((x) => x.id.endsWith("method.ping"))!.verdict).toBe("error");
+  });
+
+  it("writes a schemaVersion 1 report with all 50 rules and exits 0 for a conformant bridge", async () => {
+    const endpoint = await listening(new ReferenceBridge({ token: TEST_TOKEN }));
+    const json = join(dir, "ok.json");
+    const r = await cli(["--endpoint", endpoint, "--token-env", "MY_TOKEN", "--profile", "quick", "--json", json, "--seed", "7"], { MY_TOKEN: TEST_TOKEN });
+    expect(r.code).toBe(0);
+    const report = JSON.parse(readFileSync(json, "utf8")) as Report;
+    expect(report).toMatchObject({ schemaVersion: 1, tool: { name: "aicontrol-conformance" }, target: { endpoint, spawned: false }, seed: 7 });
+    expect(report.rules).toHaveLength(50);
+    for (const rule of report.rules) expect(["pass", "skip", "warn"]).toContain(rule.verdict);
+    expect(r.out).toContain("ai-control-protocol.wire.ndjson");
+  });
+
+  it("exits 1 for a broken bridge, with the counterexample and a replay command that reproduces it", async () => {
+    const broken = mutants.find((m) => m.name === "lenient-json")!;
+    const endpoint = await listening(broken.create({ token: TEST_TOKEN }));
+    const json = join(dir, "broken.json");
+    const env = { FONLINE_AI_TOKEN: TEST_TOKEN };
+    const r = await cli(["--endpoint", endpoint, "--profile", "quick", "--rules", "error.*", "--json", json], env);
+    expect(r.code).toBe(1);
+    const report = JSON.parse(readFileSync(json, "utf8")) as Report;
+    const rule = report.rules.find((x) => x.id.endsWith("error.parse"))!;
+    expect(rule.verdict).toBe("fail");
+    const check = rule.checks.find((c) => c.id === "error.parse/non-json")!;
+    expect(check.verdict).toBe("fail");
+    expect(check.counterexample).toMatch(/nan-infinity|trailing-comma|comment/);
+    expect(check.transcript?.some((e) => e.dir === "send")).toBe(true);
+    expect(check.replay).toMatch(/--check error.parse\/non-json --seed \d+ --path \S+/);
+
+    const replay = await cli(["--endpoint", endpoint, "--replay", json], env);
+    expect(replay.code).toBe(1);
+    expect(replay.out).toContain("STILL FAILING error.parse/non-json");
+    const args = check.replay!.split(" ").slice(2);
+    const single = await cli(args, env);
+    expect(single.code).toBe(1);
+    expect(single.out).toContain("STILL FAILING error.parse/non-json");
+
+    // Fixed: the same report replayed against a conformant bridge.
+    const fixed = await listening(new ReferenceBridge({ token: TEST_TOKEN }));
+    const again = await cli(["--endpoint", fixed, "--replay", json], env);
+    expect(again.out).toContain("FIXED error.parse/non-json");
+    expect(again.code).toBe(0);
+  });
+
+  it("says to set --token-env when the bridge wants a token none was given for", async () => {
+    const endpoint = await listening(new ReferenceBridge({ token: TEST_TOKEN }));
+    const r = await cli(["--endpoint", endpoint, "--profile", "quick", "--rules", "method.ping"]);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/requires a token .* --token-env/);
+  });
+
+  it("never prints the token, even when the bridge echoes it back", async () => {
+    class Echoing extends ReferenceBridge {
+      protected override ping() { return { ok: false, echoed: this.options.token }; }
+    }
+    const endpoint = await listening(new Echoing({ token: TEST_TOKEN }));
+    const json = join(dir, "echo.json");
+    const r = await cli(["--endpoint", endpoint, "--profile", "quick", "--rules", "method.ping", "--json", json, "--verbose"], { FONLINE_AI_TOKEN: TEST_TOKEN });
+    expect(r.code).toBe(1);
+    expect(r.out + r.err).not.toContain(TEST_TOKEN);
+    const text = readFileSync(json, "utf8");
+    expect(text).toContain("«redacted»");
+    expect(text).not.toContain(TEST_TOKEN);
+  });
+
+  it("lists every rule with how it is observed and its checks", async () => {
+    const r = await cli(["--list"]);
+    expect(r.code).toBe(0);
+    expect(r.out.match(/^ai-control-protocol\./gm)).toHaveLength(50);
+    expect(r.out).toMatch(/ai-control-protocol.security.shipping-build {2}\[SHOULD, none\]/);
+  });
+
+  it("runs the built-in reference bridge when no target is given", async () => {
+    const json = join(dir, "builtin.json");
+    const r = await cli(["--profile", "quick", "--rules", "method.*,error.unauthorized", "--json", json]);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/built-in reference bridge on 127\.0\.0\.1:\d+/);
+    const report = JSON.parse(readFileSync(json, "utf8")) as Report;
+    expect(report.target.spawned).toBe(true);
+    expect(report.rules.find((x) => x.id.endsWith("error.unauthorized"))!.verdict).toBe("pass");
+  });
+});
+
+describe("CLI --spawn", () => {
+  const bridgeCli = "node dist/bridges/reference/cli.js";
+
+  it("starts the bridge, reads its port from its ready line, and stops it", async () => {
+    const json = join(dir, "spawned.json");
+    const r = await cli(["--spawn", `${bridgeCli} --single-connection`, "--profile", "quick", "--rules", "wire.*", "--json", json], { ...process.env, FONLINE_AI_TOKEN: TEST_TOKEN });
+    expect(r.err).toBe("");
+    expect(r.code).toBe(0);
+    const report = JSON.parse(readFileSync(json, "utf8")) as Report;
+    expect(report.target.spawned).toBe(true);
+    expect(report.rules.find((x) => x.id.endsWith("wire.utf8"))!.verdict).toBe("pass");
+  });
+
+  it("restarts a spawned bridge that a check killed, so the run goes on", async () => {
+    const json = join(dir, "dies.json");
+    const r = await cli(["--spawn", `${bridgeCli} --mutant dies-on-malformed-utf8`, "--profile", "quick", "--rules", "wire.utf8,method.ping", "--json", json], { ...process.env });
+    expect(r.code).toBe(1);
+    const report = JSON.parse(readFileSync(json, "utf8")) as Report;
+    const utf8 = report.rules.find((x) => x.id.endsWith("wire.utf8"))!;
+    expect(utf8.verdict).toBe("fail");
+    expect(utf8.checks.find((c) => c.verdict === "fail")!.message).toMatch(/stopped answering|stopped accepting/);
+    expect(report.rules.find((x) => x.id.endsWith("method.ping"))!.verdict).toBe("pass");
+  });
+
+  it("exits 3 with the bridge's stderr when it dies before its ready line", async () => {
+    const r = await cli(["--spawn", `node -e "console.error('boom: no config'); process.exit(4)"`, "--json", join(dir, "dead.json")]);
+    expect(r.code).toBe(3);
+    expect(r.err).toMatch(/exited \(code 4\) before printing its ready line[\s\S]*boom: no config/);
+    expect(existsSync(join(dir, "dead.json"))).toBe(true);
+  });
+
+  it("exits 3 when the bridge stays silent", async () => {
+    const r = await cli(["--spawn", `node -e "setInterval(() => {}, 1000)"`, "--start-timeout", "300"], {});
+    expect(r.code).toBe(3);
+    expect(r.err).toMatch(/printed no ready line .* within 300 ms/);
+  });
+});

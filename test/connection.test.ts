@@ -1,0 +1,111 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { Connection, ConnectError, REDACTED } from "../runner/connection.js";
+import { rawServer } from "./servers.js";
+
+const MiB = 1_048_576;
+const opts = { maxLineBytes: MiB, connectTimeoutMs: 1000 };
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => { while (closers.length) await closers.pop()!(); });
+
+async function serve(onConnection: Parameters<typeof rawServer>[0]) {
+  const s = await rawServer(onConnection);
+  closers.push(s.close);
+  return s.port;
+}
+const open = (port: number, extra = {}) => Connection.open("127.0.0.1", port, { ...opts, ...extra });
+const text = (r: Awaited<ReturnType<Connection["read"]>>) => (r.kind === "line" ? r.bytes.toString("utf8") : r.kind);
+
+describe("Connection on real loopback sockets", () => {
+  it("joins a line split over many writes", async () => {
+    const port = await serve((s) => {
+      const line = Buffer.from('{"jsonrpc":"2.0","id":1,"result":{"ok":true}}\n');
+      let i = 0;
+      const drip = setInterval(() => { if (i < line.length) s.write(line.subarray(i, ++i)); else clearInterval(drip); }, 1);
+      s.on("close", () => clearInterval(drip));
+    });
+    const conn = await open(port);
+    expect(text(await conn.read(3000))).toBe('{"jsonrpc":"2.0","id":1,"result":{"ok":true}}');
+    conn.close();
+  });
+
+  it("splits two lines that arrive in one read", async () => {
+    const port = await serve((s) => s.write("first\nsecond\n"));
+    const conn = await open(port);
+    expect(text(await conn.read(1000))).toBe("first");
+    expect(text(await conn.read(1000))).toBe("second");
+    conn.close();
+  });
+
+  it("reports a response line over 1 MiB as oversized without buffering it, then reads on", async () => {
+    const port = await serve((s) => { s.write(Buffer.alloc(MiB + 10, 0x61)); s.write("\nnext\n"); });
+    const conn = await open(port);
+    const first = await conn.read(3000);
+    expect(first.kind).toBe("oversized");
+    expect(text(await conn.read(3000))).toBe("next");
+    conn.close();
+  });
+
+  it("accepts a line of exactly 1 MiB", async () => {
+    const port = await serve((s) => s.write(Buffer.concat([Buffer.alloc(MiB, 0x61), Buffer.from("\n")])));
+    const conn = await open(port);
+    const r = await conn.read(3000);
+    expect(r.kind === "line" && r.bytes.length).toBe(MiB);
+    conn.close();
+  });
+
+  it("times out when nothing comes", async () => {
+    const port = await serve(() => {});
+    const conn = await open(port);
+    const t0 = Date.now();
+    expect((await conn.read(150)).kind).toBe("timeout");
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(140);
+    conn.close();
+  });
+
+  it("ends every wait at the deadline, however long the timeout", async () => {
+    const port = await serve(() => {});
+    const conn = await open(port, { deadline: Date.now() + 100 });
+    expect((await conn.read(60_000)).kind).toBe("timeout");
+    conn.close();
+  });
+
+  it("reports a close in the middle of a line, with the partial bytes", async () => {
+    const port = await serve((s) => { s.write('{"jsonrpc":"2.0",'); s.end(); });
+    const conn = await open(port);
+    const r = await conn.read(1000);
+    expect(r).toMatchObject({ kind: "closed", partial: 17 });
+    expect(conn.transcript.some((e) => e.dir === "recv" && e.text === '{"jsonrpc":"2.0",')).toBe(true);
+  });
+
+  it("keeps a line sent just before a reset", async () => {
+    const port = await serve((s) => setTimeout(() => s.write("last words\n", () => s.resetAndDestroy()), 30));
+    const conn = await open(port);
+    expect(text(await conn.read(1000))).toBe("last words");
+    const r = await conn.read(1000);
+    expect(["reset", "closed"]).toContain(r.kind);
+  });
+
+  it("gives up a write the peer never reads, within the stall timeout", async () => {
+    const port = await serve((s) => s.pause());
+    const conn = await open(port, { stallTimeoutMs: 200 });
+    const ok = await conn.write(Buffer.alloc(64 * MiB));
+    expect(ok).toBe(false);
+    conn.close();
+  });
+
+  it("records a transcript with the token redacted, and binary as base64", async () => {
+    const port = await serve((s) => s.write(Buffer.from([0xff, 0xfe, 0x0a])));
+    const conn = await open(port, { secrets: ["s3cret"] });
+    await conn.write('{"token":"s3cret"}\n');
+    await conn.read(1000);
+    const sent = conn.transcript.find((e) => e.dir === "send")!;
+    expect(sent.text).toBe(`{"token":"${REDACTED}"}\n`);
+    expect(JSON.stringify(conn.transcript)).not.toContain("s3cret");
+    expect(conn.transcript.find((e) => e.dir === "recv")!.base64).toBe(Buffer.from([0xff, 0xfe]).toString("base64"));
+    conn.close();
+  });
+
+  it("refuses with ConnectError when nothing listens", async () => {
+    await expect(Connection.open("127.0.0.1", 1, opts)).rejects.toBeInstanceOf(ConnectError);
+  });
+});
