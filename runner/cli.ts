@@ -8,7 +8,7 @@ import { allChecks } from "../suites/index.js";
 import type { Check, Finding } from "../suites/check.js";
 import { consoleReporter } from "../reports/console.js";
 import { jsonReporter } from "../reports/json.js";
-import { parseOptions, ruleSelector, UsageError, USAGE, type Options } from "./options.js";
+import { parseOptions, ruleSelector, TIME_BUDGET, UsageError, USAGE, type Options } from "./options.js";
 import { run, redactDeep, type Reporter } from "./run.js";
 import { embeddedTarget, endpointTarget, isLoopback, spawnTarget, TargetError, type Target } from "./target.js";
 import { formatHostPort } from "./connection.js";
@@ -69,6 +69,9 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   const builtIn = !options.endpoint && !options.spawn;
   // The built-in bridge gets a token of its own, so a plain `npm start` exercises authorization too.
   const token = io.env[options.tokenEnv] || (builtIn ? randomBytes(12).toString("hex") : undefined);
+  if (token && token.length < 8 && !builtIn) {
+    io.err(`aicontrol-conformance: note: the token in ${options.tokenEnv} is under 8 characters; it is still redacted everywhere, which may hide ordinary text too\n`);
+  }
   let target: Target | undefined;
   let unreachable: string | undefined;
   try {
@@ -96,6 +99,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       contract, checks: allChecks, target, targetInfo, unreachable, token,
       timeoutMs: options.timeoutMs,
       checkDeadlineMs: Math.max(30_000, options.timeoutMs * 15, options.runs * 100),
+      timeBudgetMs: TIME_BUDGET[options.profile],
       runs: options.runs, seed: options.seed, profile: options.profile, strict: options.strict,
       selected: ruleSelector(options, contract), onlyChecks, paths,
       replayCommand: (check, finding) => replayCommand(check, finding, options),

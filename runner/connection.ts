@@ -233,7 +233,8 @@ export class Connection {
 
 export function redact(bytes: Buffer, secrets: Buffer[]): Buffer {
   let out = bytes;
-  for (const secret of secrets) {
+  // Longest first, so a secret inside another (or the marker) is never half-replaced.
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
     if (out.indexOf(secret) === -1) continue;
     const parts: Buffer[] = [];
     let from = 0;

@@ -9,6 +9,8 @@ export class UsageError extends Error {}
 
 export const PROFILES = { quick: 15, standard: 100, thorough: 1000 } as const;
 export type Profile = keyof typeof PROFILES;
+/** Per profile, what one slow check (filling the event history) may spend. */
+export const TIME_BUDGET: Record<Profile, number> = { quick: 3_000, standard: 20_000, thorough: 120_000 };
 
 export interface Options {
   endpoint?: { host: string; port: number };

@@ -27,6 +27,8 @@ export interface RunOptions {
   token?: string;
   timeoutMs: number;
   checkDeadlineMs: number;
+  /** What a slow check may spend before skipping with the reason. */
+  timeBudgetMs: number;
   runs: number;
   seed: number;
   profile: string;
@@ -83,8 +85,8 @@ export async function run(options: RunOptions): Promise<Report> {
       if (implicated.includes(rule.id)) {
         entries.push(report);
       } else if (check.rules.includes(rule.id)) {
-        // The check failed on another rule first, so it could not judge this one.
-        entries.push({ ...report, verdict: "error", message: `inconclusive: ${report.message} (see ${implicated.join(", ")})` });
+        // The check stopped at a failure on another rule, so it did not judge this one.
+        entries.push({ id: report.id, verdict: "skip", message: `not judged: the check stopped at a failure on ${implicated.join(", ")}`, durationMs: report.durationMs });
       } else continue;
       verdict = verdict === undefined ? entries.at(-1)!.verdict : worst(verdict, entries.at(-1)!.verdict);
     }
@@ -124,7 +126,7 @@ async function preflightProblem(o: RunOptions): Promise<string | undefined> {
 async function runCheck(check: Check, o: RunOptions): Promise<Finding> {
   const deadline = Date.now() + o.checkDeadlineMs;
   const harness = new Harness({
-    contract: o.contract, endpoint: o.target!, token: o.token, timeoutMs: o.timeoutMs, runs: o.runs, seed: o.seed,
+    contract: o.contract, endpoint: o.target!, token: o.token, timeoutMs: o.timeoutMs, runs: o.runs, seed: o.seed, timeBudgetMs: o.timeBudgetMs,
     path: o.paths?.get(check.id), deadline,
   });
   let timer: NodeJS.Timeout | undefined;
@@ -151,12 +153,14 @@ function toCheckReport(check: Check, f: Finding, durationMs: number, o: RunOptio
   return report;
 }
 
-/** Replaces the token wherever it appears in a value (messages, bridge output, transcripts). */
+/** Replaces the token wherever it appears in a value (messages, bridge output, transcripts); idempotent. */
 export function redactDeep<T>(value: T, token: string | undefined): T {
   if (!token) return value;
-  const escaped = JSON.stringify(token).slice(1, -1);
+  const forms = [...new Set([token, JSON.stringify(token).slice(1, -1)])].sort((a, b) => b.length - a.length);
+  const pattern = new RegExp(forms.map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|"), "g");
+  const scrub = (text: string) => text.replace(pattern, REDACTED);
   const walk = (v: unknown): unknown => {
-    if (typeof v === "string") return v.split(token).join(REDACTED).split(escaped).join(REDACTED);
+    if (typeof v === "string") return v.split(REDACTED).map(scrub).join(REDACTED);
     if (Array.isArray(v)) return v.map(walk);
     if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
     return v;

@@ -62,6 +62,8 @@ export interface PropertyOptions {
   runs?: number;
   /** Check the bridge still answers on a fresh connection after each case. */
   liveness?: boolean;
+  /** After a failing case, restart a bridge this tool owns, so every shrink attempt starts clean; against an endpoint, do not shrink. */
+  restartAfterFailure?: boolean;
 }
 
 /** What a check may use. Checks never print; they return findings. */
@@ -69,11 +71,16 @@ export interface CheckContext {
   contract: Contract;
   timeoutMs: number;
   runs: number;
+  /** Time a slow check (e.g. filling the event history) may spend before it skips with the reason. */
+  timeBudgetMs: number;
   /** Whether a token was configured (the token itself stays in the harness). */
   tokenConfigured: boolean;
-  /** A fresh connection; its transcript joins the current case's. */
-  connect(): Promise<Connection>;
-  /** A fresh connection, authorized when a token is configured. */
+  /**
+   * A fresh connection; its transcript joins the current case's. Connections are one at a
+   * time (a bridge may serve only one): opening one closes the others unless `alongside`.
+   */
+  connect(options?: { alongside?: boolean }): Promise<Connection>;
+  /** A fresh connection, authorized when a token is configured (one at a time, as connect). */
   session(): Promise<Connection>;
   /** An auth request carrying the configured token. */
   authRequest(id?: unknown): object;

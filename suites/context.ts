@@ -18,6 +18,7 @@ export interface ContextOptions {
   token?: string;
   timeoutMs: number;
   runs: number;
+  timeBudgetMs: number;
   seed: number;
   /** Replays exactly one case of the check's property. */
   path?: string;
@@ -29,6 +30,7 @@ export class Harness implements CheckContext {
   readonly contract: Contract;
   readonly timeoutMs: number;
   readonly runs: number;
+  readonly timeBudgetMs: number;
   readonly tokenConfigured: boolean;
   private open: Connection[] = [];
   private caseStart = Date.now();
@@ -39,10 +41,12 @@ export class Harness implements CheckContext {
     this.contract = options.contract;
     this.timeoutMs = options.timeoutMs;
     this.runs = options.runs;
+    this.timeBudgetMs = options.timeBudgetMs;
     this.tokenConfigured = Boolean(options.token);
   }
 
-  async connect(): Promise<Connection> {
+  async connect(options: { alongside?: boolean } = {}): Promise<Connection> {
+    if (!options.alongside) this.closeAll();
     const { host, port } = this.options.endpoint;
     const n = ++this.connections;
     const conn = await Connection.open(host, port, {
@@ -113,6 +117,9 @@ export class Harness implements CheckContext {
     let failure: Finding | undefined;
     let warning: Finding | undefined;
     let harnessError: Error | undefined;
+    const restart = this.options.endpoint.restart?.bind(this.options.endpoint);
+    // A failure may leave a bridge we cannot restart broken: shrinking would then chase a different fault.
+    const noShrink = options.restartAfterFailure && !restart;
     const result = await fc.check(
       fc.asyncProperty(arbitrary, async (input) => {
         if (harnessError) return true; // stop shrinking towards a harness fault
@@ -126,7 +133,11 @@ export class Harness implements CheckContext {
           return f;
         });
         if (finding.verdict === "error") { harnessError = new HarnessError(finding.message); return true; }
-        if (finding.verdict === "fail") { failure = finding; return false; }
+        if (finding.verdict === "fail") {
+          failure = finding;
+          if (options.restartAfterFailure) await restart?.();
+          return false;
+        }
         if (finding.verdict === "warn") warning ??= finding;
         return true;
       }),
@@ -136,11 +147,13 @@ export class Harness implements CheckContext {
         ...(this.options.path ? { path: this.options.path } : {}),
         interruptAfterTimeLimit: Math.max(1, this.options.deadline - Date.now() - this.timeoutMs * 2),
         markInterruptAsFailure: false,
+        endOnFailure: noShrink,
       },
     );
     if (harnessError) throw harnessError;
     if (result.failed && failure) {
-      return { ...failure, counterexample: fc.stringify(result.counterexample?.[0]), seed: result.seed, path: result.counterexamplePath ?? undefined };
+      const note = noShrink ? " (not shrunk: a bridge at an endpoint cannot be restarted between attempts, so this is the first failing case)" : "";
+      return { ...failure, message: failure.message + note, counterexample: fc.stringify(result.counterexample?.[0]), seed: result.seed, path: result.counterexamplePath ?? undefined };
     }
     if (result.failed) return { verdict: "error", message: `the property could not be run: ${String(result.errorInstance ?? "unknown error")}` };
     if (warning) return warning;

@@ -30,7 +30,7 @@ export async function runSuite(make: (token: string) => ReferenceBridge = (token
     return await run({
       contract, checks: o.checks ?? allChecks, target, token: token || undefined,
       targetInfo: { endpoint: target.endpoint, spawned: true, label: target.label },
-      timeoutMs: o.timeoutMs ?? 1000, checkDeadlineMs: 30_000, runs: o.runs ?? 12, seed: o.seed ?? 42,
+      timeoutMs: o.timeoutMs ?? 1000, checkDeadlineMs: 30_000, timeBudgetMs: 20_000, runs: o.runs ?? 12, seed: o.seed ?? 42,
       profile: "test", strict: o.strict ?? false,
       selected: ruleSelector({ rules: o.rules ?? [], skip: [] }, contract),
       reporters: o.reporters ?? [], log: () => {},

@@ -3,28 +3,50 @@ import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { mutants } from "../bridges/mutants/index.js";
 import { problems, runSuite, verdictOf } from "./helpers.js";
 
+/** Small limits and a quick game loop, so filling the history takes a moment, not seconds. */
+const FAST = { maxEvents: 40, maxQueuedCommands: 16, drainIntervalMs: 2 };
+
 describe("the reference bridge", () => {
   it("passes every check with a token", async () => {
-    const report = await runSuite();
+    const report = await runSuite((token) => new ReferenceBridge({ token, ...FAST }));
     expect(problems(report)).toEqual([]);
     expect(report.rules).toHaveLength(50);
+    expect(report.summary.warn).toBe(0);
   });
 
   it("passes every check without a token (authorization checks skip)", async () => {
-    const report = await runSuite((token) => new ReferenceBridge({ token }), { token: "" });
+    const report = await runSuite((token) => new ReferenceBridge({ token, ...FAST }), { token: "" });
     expect(problems(report)).toEqual([]);
     expect(verdictOf(report, "error.unauthorized")).toBe("skip");
   });
 
   it("passes every check when it serves one connection at a time", async () => {
-    const report = await runSuite((token) => new ReferenceBridge({ token, singleConnection: true }));
+    const report = await runSuite((token) => new ReferenceBridge({ token, singleConnection: true, ...FAST }));
     expect(problems(report)).toEqual([]);
   });
 });
 
 describe.each(mutants.map((m) => [m.name, m] as const))("mutant %s", (_name, mutant) => {
-  it(`fails on ${mutant.breaks} (${mutant.description})`, async () => {
-    const report = await runSuite((token) => mutant.create({ token }), { rules: [mutant.breaks] });
-    expect(verdictOf(report, mutant.breaks)).toBe("fail");
+  it(`${mutant.verdict}s on ${mutant.breaks} (${mutant.description})`, async () => {
+    const report = await runSuite((token) => mutant.create({ token, ...FAST }), { rules: [mutant.breaks], timeoutMs: 400 });
+    expect(verdictOf(report, mutant.breaks)).toBe(mutant.verdict);
+  });
+});
+
+describe("a bridge whose game loop dies on one ill-typed field", () => {
+  it("is caught, and the report shows the minimal command that killed it", async () => {
+    const mutant = mutants.find((m) => m.name === "drain-dies-on-ill-typed")!;
+    const report = await runSuite((token) => mutant.create({ token, ...FAST }), { rules: ["integration.command-completion"], timeoutMs: 400, runs: 50 });
+    const rule = report.rules.find((r) => r.id.endsWith("integration.command-completion"))!;
+    const failed = rule.checks.find((c) => c.verdict === "fail")!;
+    expect(failed.message).toMatch(/never completed/);
+    // Shrunk: a type and exactly one ill-typed integer field.
+    const minimal = JSON.parse(failed.counterexample!) as Record<string, unknown>;
+    expect(Object.keys(minimal)).toHaveLength(2);
+    const [field, value] = Object.entries(minimal).find(([k]) => k !== "type")!;
+    expect(["x", "y", "screenX", "screenY", "intArg"]).toContain(field);
+    expect(Number.isSafeInteger(value)).toBe(false);
+    expect(failed.seed).toBeTypeOf("number");
+    expect(failed.path).toMatch(/^\d+(:\d+)*$/);
   });
 });

@@ -1,4 +1,4 @@
-import { CODES, ReferenceBridge, RpcError, type BridgeOptions, type Json, type JsonObject, type Request, type Session } from "../reference/bridge.js";
+import { CODES, INTEGER_FIELDS, ReferenceBridge, RpcError, type BridgeOptions, type Json, type JsonObject, type Request, type Session } from "../reference/bridge.js";
 import type { RuleId } from "../../protocol/contract.js";
 
 // Deliberately broken bridges: each bends the reference in one place and must make
@@ -6,14 +6,15 @@ import type { RuleId } from "../../protocol/contract.js";
 
 export interface Mutant {
   name: string;
-  /** The rule a correct suite fails this bridge on. */
+  /** The rule a correct suite fails this bridge on (or warns on, for a SHOULD). */
   breaks: RuleId;
+  verdict: "fail" | "warn";
   description: string;
   create(options?: BridgeOptions): ReferenceBridge;
 }
 
-const mutant = (name: string, breaks: RuleId, description: string, Bridge: typeof ReferenceBridge): Mutant =>
-  ({ name, breaks, description, create: (options) => new Bridge(options) });
+const mutant = (name: string, breaks: RuleId, description: string, Bridge: typeof ReferenceBridge, verdict: "fail" | "warn" = "fail"): Mutant =>
+  ({ name, breaks, verdict, description, create: (options) => new Bridge(options) });
 
 const lenientDecoder = new TextDecoder("utf-8");
 
@@ -133,6 +134,68 @@ export const mutants: Mutant[] = [
   mutant("act-without-type", "error.invalid-params", "accepts act without a command type", class extends ReferenceBridge {
     protected override commandProblem(command: JsonObject): string | undefined {
       return super.commandProblem({ ...command, type: typeof command.type === "string" && command.type ? command.type : "untyped" });
+    }
+  }),
+  mutant("status-missing-field", "method.status", "status leaves out lastError", class extends ReferenceBridge {
+    protected override status(): Json {
+      const { lastError: _, ...rest } = super.status() as JsonObject;
+      return rest;
+    }
+  }),
+  mutant("observe-seq-decreasing", "method.observe", "observationSeq counts down on every observe", class extends ReferenceBridge {
+    private countdown = 1000;
+    protected override observe(): Json { return { ...(super.observe() as JsonObject), observationSeq: this.countdown-- }; }
+  }),
+  mutant("no-schema-version", "integration.observation-schema", "the observation has no schemaVersion", class extends ReferenceBridge {
+    protected override observe(): Json {
+      const r = super.observe() as { observation: JsonObject };
+      delete r.observation.schemaVersion;
+      return r as unknown as Json;
+    }
+  }, "warn"),
+  mutant("inclusive-cursor", "method.events", "events returns seq >= afterSeq (an inclusive cursor)", class extends ReferenceBridge {
+    protected override events(params: JsonObject): Json {
+      const afterSeq = typeof params.afterSeq === "number" ? params.afterSeq - 1 : params.afterSeq;
+      return super.events({ ...params, ...(afterSeq === undefined ? {} : { afterSeq }) });
+    }
+  }),
+  mutant("limit-unclamped", "method.events", "a limit below 1 returns no events instead of clamping to 1", class extends ReferenceBridge {
+    protected override events(params: JsonObject): Json {
+      const r = super.events(params) as { latestSeq: number; events: Json[] };
+      return typeof params.limit === "number" && params.limit < 1 ? { ...r, events: [] } : (r as unknown as Json);
+    }
+  }),
+  mutant("unbounded-history", "integration.bounded-state", "never drops old events, whatever maxEvents says", class extends ReferenceBridge {
+    protected override recordEvent(event: JsonObject): void { this.history.push({ seq: ++this.eventSeq, event }); }
+  }),
+  mutant("drops-oldest-when-full", "integration.bounded-state", "a full queue drops its oldest command instead of rejecting", class extends ReferenceBridge {
+    protected override act(params: JsonObject): Json {
+      if (this.queue.length >= this.options.maxQueuedCommands) this.queue.shift();
+      return super.act(params);
+    }
+  }),
+  mutant("act-seq-constant", "method.act", "act always answers commandSeq 1", class extends ReferenceBridge {
+    protected override act(params: JsonObject): Json { return { ...(super.act(params) as JsonObject), commandSeq: 1 }; }
+  }),
+  mutant("silent-unknown-types", "integration.command-completion", "commands of types it does not advertise never complete", class extends ReferenceBridge {
+    protected override drainOne(): void {
+      const next = this.queue[0];
+      if (next && !["echo", "move", "fail"].includes(next.command.type as string)) { this.queue.shift(); return; }
+      super.drainOne();
+    }
+  }),
+  mutant("drain-dies-on-ill-typed", "integration.command-completion", "accepts an ill-typed integer field, then its game loop dies on it", class extends ReferenceBridge {
+    protected override commandProblem(command: JsonObject): string | undefined {
+      const integersDropped = Object.fromEntries(Object.entries(command).filter(([k]) => !INTEGER_FIELDS.includes(k)));
+      return super.commandProblem(integersDropped);
+    }
+    protected override drainOne(): void {
+      const next = this.queue[0];
+      if (next && INTEGER_FIELDS.some((k) => k in next.command && !Number.isSafeInteger(next.command[k]))) {
+        clearInterval(this.drainTimer); // the loop dies with the command still queued
+        return;
+      }
+      super.drainOne();
     }
   }),
 ];

@@ -34,8 +34,8 @@ export class RpcError extends Error {
 
 // ignoreBOM keeps a byte order mark in the text, so JSON.parse rejects it as RFC 8259 asks.
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-const IDENTIFIER_FIELDS = ["targetId", "itemId", "auxId"];
-const INTEGER_FIELDS = ["x", "y", "screenX", "screenY", "intArg"];
+export const IDENTIFIER_FIELDS = ["targetId", "itemId", "auxId"];
+export const INTEGER_FIELDS = ["x", "y", "screenX", "screenY", "intArg"];
 
 export class ReferenceBridge {
   readonly options: Required<BridgeOptions>;
@@ -47,7 +47,7 @@ export class ReferenceBridge {
   protected observationSeq = 1;
   protected agent = { x: 0, y: 0 };
   protected lastError = "";
-  private drainTimer?: NodeJS.Timeout;
+  protected drainTimer?: NodeJS.Timeout;
   private readonly sockets = new Set<Socket>();
   private readonly waiting: Socket[] = [];
   private active?: Socket;

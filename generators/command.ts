@@ -1,0 +1,69 @@
+import fc from "fast-check";
+import type { RuleId } from "../protocol/contract.js";
+
+/** The 11 standard command fields: name, rule, and which JSON values are well-typed. */
+export const COMMAND_FIELDS = [
+  { field: "targetId", rule: "command.target-id", kind: "identifier" },
+  { field: "itemId", rule: "command.item-id", kind: "identifier" },
+  { field: "auxId", rule: "command.aux-id", kind: "identifier" },
+  { field: "x", rule: "command.x", kind: "integer" },
+  { field: "y", rule: "command.y", kind: "integer" },
+  { field: "screenX", rule: "command.screen-x", kind: "integer" },
+  { field: "screenY", rule: "command.screen-y", kind: "integer" },
+  { field: "intArg", rule: "command.int-arg", kind: "integer" },
+  { field: "stringArg", rule: "command.string-arg", kind: "string" },
+  { field: "append", rule: "command.append", kind: "boolean" },
+] as const satisfies readonly { field: string; rule: RuleId; kind: string }[];
+
+export type FieldKind = (typeof COMMAND_FIELDS)[number]["kind"];
+
+export interface CommandConstraints {
+  /** Command types to draw from (e.g. the bridge's availableActions); random names are mixed in. Default: none, random only. */
+  types?: string[];
+  /** Also draw ill-typed values for the standard fields. Default: false. */
+  illTyped?: boolean;
+  /** Most standard fields in one command. Default: 3. */
+  maxFields?: number;
+}
+
+export interface Command {
+  type: string;
+  [field: string]: unknown;
+}
+
+/** Well-typed values per kind; identifiers are project-defined, so both strings and integers count. */
+const wellTyped: Record<FieldKind, fc.Arbitrary<unknown>> = {
+  identifier: fc.oneof(fc.string({ minLength: 1, maxLength: 12 }), fc.integer({ min: 0 })),
+  integer: fc.oneof(fc.integer({ min: -1000, max: 1000 }), fc.integer()),
+  string: fc.string({ unit: "grapheme", maxLength: 40 }),
+  boolean: fc.boolean(),
+};
+
+/** Values of the wrong JSON type for each kind. */
+const illTypedValue: Record<FieldKind, fc.Arbitrary<unknown>> = {
+  identifier: fc.constantFrom<unknown>(true, null, [], {}, 1.5, ""),
+  integer: fc.constantFrom<unknown>("1", "", 1.5, -0.25, true, null, [], {}, 1e300),
+  string: fc.constantFrom<unknown>(1, 0, true, null, [], { text: "x" }),
+  boolean: fc.constantFrom<unknown>(0, 1, "true", "", null, []),
+};
+
+/** Project commands for act: a non-empty type plus up to a few standard fields, well- or ill-typed. */
+export function command(constraints: CommandConstraints = {}): fc.Arbitrary<Command> {
+  const { types = [], illTyped = false, maxFields = 3 } = constraints;
+  const randomType = fc.string({ minLength: 1, maxLength: 16 }).filter((t) => t.trim() !== "");
+  const type = types.length ? fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...types) }, { weight: 1, arbitrary: randomType }) : randomType;
+  const field = fc.constantFrom(...COMMAND_FIELDS).chain(({ field, kind }) =>
+    (illTyped ? fc.oneof(wellTyped[kind], illTypedValue[kind]) : wellTyped[kind]).map((value) => [field, value] as const));
+  return fc.record({ type, fields: fc.uniqueArray(field, { maxLength: maxFields, selector: ([name]) => name }) })
+    .map(({ type, fields }) => ({ type, ...Object.fromEntries(fields) }));
+}
+
+/** Is this value well-typed for the field? */
+export function isWellTyped(kind: FieldKind, value: unknown): boolean {
+  switch (kind) {
+    case "identifier": return (typeof value === "string" && value !== "") || Number.isSafeInteger(value);
+    case "integer": return Number.isSafeInteger(value);
+    case "string": return typeof value === "string";
+    case "boolean": return typeof value === "boolean";
+  }
+}
