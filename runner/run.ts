@@ -1,8 +1,8 @@
 import type { Contract, RuleId } from "../protocol/contract.js";
 import { Harness } from "../suites/context.js";
-import { preflight } from "../suites/preflight.js";
+import { preflight, type Blocker } from "../suites/preflight.js";
 import { VERDICT_ORDER, worst, type Check, type Finding, type Verdict } from "../suites/check.js";
-import { REDACTED } from "./connection.js";
+import { Connection, REDACTED } from "./connection.js";
 import type { Target } from "./target.js";
 import { TOOL, type CheckReport, type Report, type RuleReport } from "./report.js";
 
@@ -65,12 +65,13 @@ export async function run(options: RunOptions): Promise<Report> {
   if (options.target) {
     await emit("onRunStart", { target: options.target, seed: options.seed, checks: chosen.length, profile: options.profile, strict: options.strict });
   }
-  const blocked = options.target ? await preflightProblem(options) : `target unreachable: ${options.unreachable ?? "unknown"}`;
+  let blocked: Blocker | undefined = options.target ? await preflightProblem(options) : { problem: `target unreachable: ${options.unreachable ?? "unknown"}`, stillRun: [] };
   const results = new Map<string, { check: Check; finding: Finding; report: CheckReport }>();
   for (const [index, check] of chosen.entries()) {
     await emit("onCheckStart", check, index, chosen.length);
     const t0 = Date.now();
-    let finding: Finding = blocked ? { verdict: "error", message: blocked } : await runCheck(check, options);
+    let finding: Finding = blocked && !blocked.stillRun.includes(check.id) ? { verdict: "error", message: blocked.problem } : await runCheck(check, options);
+    if (!blocked && (finding.verdict === "fail" || finding.verdict === "error")) blocked = await lostTarget(check, options);
     if (options.strict && finding.verdict === "warn") finding = { ...finding, verdict: "fail", message: `${finding.message} (a warning; --strict makes it a failure)` };
     const report = redactDeep(toCheckReport(check, finding, Date.now() - t0, options), options.token);
     results.set(check.id, { check, finding, report });
@@ -114,13 +115,31 @@ export async function run(options: RunOptions): Promise<Report> {
   }
 }
 
-/** Why no check can reach a verdict (e.g. a token is missing), or undefined. */
-async function preflightProblem(o: RunOptions): Promise<string | undefined> {
+/** Why no check can reach a verdict (a token is missing, the bridge answers nothing), or undefined. */
+async function preflightProblem(o: RunOptions): Promise<Blocker | undefined> {
+  let blocker: Blocker | undefined;
   const finding = await runCheck({ id: "preflight", rules: [], description: "", requirement: "", run: async (ctx) => {
-    const problem = await preflight(ctx);
-    return problem ? { verdict: "error", message: problem } : { verdict: "pass", message: "ready" };
+    blocker = await preflight(ctx);
+    return { verdict: "pass", message: "ready" };
   } }, o);
-  return finding.verdict === "error" ? finding.message : undefined;
+  if (finding.verdict === "fail" && /stopped accepting connections/.test(finding.message)) return { problem: finding.message, stillRun: [] };
+  return blocker;
+}
+
+/** After a failing check: is the bridge still there? Restart one this tool owns; otherwise stop judging. */
+async function lostTarget(check: Check, o: RunOptions): Promise<Blocker | undefined> {
+  const target = o.target!;
+  try {
+    (await Connection.open(target.host, target.port, { maxLineBytes: 1, connectTimeoutMs: o.timeoutMs, record: false })).close();
+    return undefined;
+  } catch {
+    if (target.restart) {
+      try { await target.restart(); return undefined; } catch (err) {
+        return { problem: `the bridge stopped during ${check.id} and could not be restarted: ${(err as Error).message}`, stillRun: [] };
+      }
+    }
+    return { problem: `the bridge stopped accepting connections during ${check.id}, so nothing after it can be judged`, stillRun: [] };
+  }
 }
 
 async function runCheck(check: Check, o: RunOptions): Promise<Finding> {

@@ -1,0 +1,159 @@
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Socket } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { main } from "../runner/cli.js";
+import type { Report } from "../runner/report.js";
+import { lineServer, rawServer } from "./servers.js";
+
+// Bridges that are, on purpose, as wrong as a bridge can be. For each: the run ends (the
+// test timeout catches a hang), a report is written, and the verdicts say what happened.
+
+const dir = mkdtempSync(join(tmpdir(), "aicc-hostile-"));
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => { while (closers.length) await closers.pop()!(); });
+
+let n = 0;
+async function runAgainst(port: number, extra: string[] = []) {
+  const json = join(dir, `r${++n}.json`);
+  let out = "";
+  let err = "";
+  const code = await main(["--endpoint", `127.0.0.1:${port}`, "--timeout", "250", "--profile", "quick", "--json", json, ...extra], {
+    out: (t) => { out += t; }, err: (t) => { err += t; }, env: {},
+  });
+  const report = JSON.parse(readFileSync(json, "utf8")) as Report;
+  expect(report.rules).toHaveLength(50);
+  const verdict = (id: string) => report.rules.find((r) => r.id === `ai-control-protocol.${id}`)!.verdict;
+  return { code, out, err, report, verdict };
+}
+
+async function hostile(onConnection: (socket: Socket) => void) {
+  const s = await rawServer(onConnection);
+  closers.push(s.close);
+  return s.port;
+}
+
+const pong = (line: string) => {
+  try { return JSON.stringify({ jsonrpc: "2.0", id: (JSON.parse(line) as { id?: unknown }).id ?? null, result: { ok: true } }) + "\n"; } catch { return undefined; }
+};
+
+describe("the runner survives hostile bridges", () => {
+  it("one that accepts and never answers", async () => {
+    const port = await hostile(() => {});
+    const r = await runAgainst(port);
+    expect(r.code).toBe(1);
+    expect(r.verdict("method.ping")).toBe("fail");
+    expect(r.verdict("wire.utf8")).toBe("error");
+    expect(r.out).toMatch(/gave no answer to ping/);
+  });
+
+  it("one that answers one byte at a time, slowly", async () => {
+    const port = await hostile((s) => {
+      s.on("data", () => {
+        const bytes = Buffer.from('{"jsonrpc":"2.0","id":"ping","result":{"ok":true}}\n');
+        let i = 0;
+        const t = setInterval(() => (i < bytes.length && s.writable ? s.write(bytes.subarray(i, ++i)) : clearInterval(t)), 100);
+        s.on("close", () => clearInterval(t));
+      });
+    });
+    const r = await runAgainst(port);
+    expect(r.code).toBe(1);
+    expect(r.verdict("method.ping")).toBe("fail");
+  });
+
+  it("one that sends an endless line without LF", async () => {
+    const port = await hostile((s) => {
+      const chunk = Buffer.alloc(65_536, 0x61);
+      const pump = () => { while (s.writable && s.write(chunk)); };
+      s.on("drain", pump);
+      pump();
+    });
+    const r = await runAgainst(port, ["--rules", "method.ping,wire.line-limit"]);
+    expect(r.code).toBe(1);
+    expect(r.verdict("wire.line-limit")).toBe("fail");
+  });
+
+  it("one that answers with a 100 MiB line", async () => {
+    const port = await hostile((s) => s.once("data", () => {
+      let left = 100 * 1_048_576;
+      const chunk = Buffer.alloc(1_048_576, 0x20);
+      const pump = () => { while (left > 0 && s.writable) { left -= chunk.length; if (!s.write(chunk)) return; } if (left <= 0) s.end("\n"); };
+      s.on("drain", pump);
+      pump();
+    }));
+    const r = await runAgainst(port, ["--rules", "method.ping"]);
+    expect(r.code).toBe(1);
+    expect(r.verdict("wire.line-limit")).toBe("fail");
+  });
+
+  it("one that sends binary garbage", async () => {
+    const port = await hostile((s) => s.on("data", () => s.write(Buffer.from([0xff, 0x00, 0xc3, 0x28, 0x0a]))));
+    const r = await runAgainst(port);
+    expect(r.code).toBe(1);
+    expect(r.verdict("wire.utf8")).toBe("fail");
+  });
+
+  it("one that closes every connection at once", async () => {
+    const port = await hostile((s) => s.end());
+    const r = await runAgainst(port);
+    expect(r.code).toBe(1);
+    expect(r.verdict("method.ping")).toBe("fail");
+  });
+
+  it("one that resets in the middle of a response", async () => {
+    const port = await hostile((s) => s.on("data", () => s.write('{"jsonrpc":"2.0","id"', () => s.resetAndDestroy())));
+    const r = await runAgainst(port);
+    expect(r.code).toBe(1);
+    expect(r.verdict("method.ping")).toBe("fail");
+  });
+
+  it("one that refuses connections: exit 3", async () => {
+    const s = await rawServer(() => {});
+    await s.close();
+    const r = await runAgainst(s.port);
+    expect(r.code).toBe(3);
+    expect(r.verdict("wire.ndjson")).toBe("error");
+  });
+
+  it("one that accepts but never reads, so the tool's writes back up", async () => {
+    const port = await hostile((s) => s.pause());
+    const r = await runAgainst(port, ["--rules", "method.ping,wire.line-limit"]);
+    expect(r.code).toBe(1);
+    expect(r.verdict("method.ping")).toBe("fail");
+  });
+
+  it("one that sends unsolicited extra lines", async () => {
+    const s = await lineServer((line) => `${pong(line) ?? ""}{"jsonrpc":"2.0","method":"tick","params":{}}\n`);
+    closers.push(s.close);
+    const r = await runAgainst(s.port);
+    expect(r.code).toBe(1);
+    expect(r.verdict("wire.ndjson") === "fail" || r.verdict("wire.response-envelope") === "fail").toBe(true);
+  });
+
+  it("one that answers with another request's id", async () => {
+    let previous: unknown = 0;
+    const s = await lineServer((line) => {
+      const id = (() => { try { return (JSON.parse(line) as { id?: unknown }).id; } catch { return null; } })();
+      const out = JSON.stringify({ jsonrpc: "2.0", id: previous, result: { ok: true, authorized: true } }) + "\n";
+      previous = id;
+      return out;
+    });
+    closers.push(s.close);
+    const r = await runAgainst(s.port);
+    expect(r.code).toBe(1);
+    expect(r.verdict("wire.response-envelope")).toBe("fail");
+  });
+
+  it("one that dies halfway through a run", async () => {
+    let requests = 0;
+    const s = await lineServer((line) => {
+      if (++requests === 40) void s.close();
+      return pong(line);
+    });
+    closers.push(async () => {});
+    const r = await runAgainst(s.port, ["--rules", "method.ping,wire.*"]);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/stopped accepting connections/);
+  });
+});
