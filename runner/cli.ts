@@ -13,6 +13,7 @@ import { run, redactDeep, type Reporter } from "./run.js";
 import { embeddedTarget, endpointTarget, isLoopback, spawnTarget, TargetError, type Target } from "./target.js";
 import { formatHostPort } from "./connection.js";
 import { TOOL, type Report } from "./report.js";
+import { mergeReports } from "./merge.js";
 import { ReferenceBridge } from "../bridges/reference/bridge.js";
 
 export interface Io {
@@ -40,6 +41,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   if (options.help) { io.out(USAGE + "\n"); return 0; }
   if (options.version) { io.out(`${TOOL.name} ${TOOL.version}\n`); return 0; }
   if (options.list) { io.out(listRules(contract)); return 0; }
+  if (options.merge) return merge(options, io);
 
   let paths = new Map<string, string>();
   let onlyChecks = options.check?.length ? new Set(options.check) : undefined;
@@ -86,8 +88,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
 
-  const reporters: Reporter[] = [consoleReporter({ write: io.out, verbose: options.verbose })];
-  if (options.json) reporters.push(jsonReporter(options.json));
+  const reporters = outputReporters(options, io);
   if (options.replay || options.path) reporters.push(replayVerdicts(io, onlyChecks));
 
   const targetInfo = target
@@ -103,6 +104,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       runs: options.runs, seed: options.seed, profile: options.profile, strict: options.strict,
       selected: ruleSelector(options, contract), onlyChecks, paths,
       replayCommand: (check, finding) => replayCommand(check, finding, options),
+      shard: options.shard, durationMs: options.durationMs,
       reporters,
       log: (line) => io.err(line + "\n"),
     });
@@ -113,6 +115,28 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   }
   if (unreachable) return 3;
   return report.summary.fail + report.summary.error > 0 ? 1 : 0;
+}
+
+/** --merge: one report from shard reports, through the same reporters as a run. */
+async function merge(options: Options, io: Io): Promise<number> {
+  let merged: Report;
+  try {
+    merged = mergeReports(options.merge!.map((file) => {
+      let report: Report;
+      try { report = JSON.parse(readFileSync(file, "utf8")) as Report; } catch (err) {
+        throw new Error(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      }
+      if (report?.schemaVersion !== 1 || !Array.isArray(report.rules)) throw new Error(`${file} is not an aicontrol-conformance JSON report (schemaVersion 1)`);
+      return report;
+    }));
+  } catch (err) {
+    io.err(`aicontrol-conformance: --merge: ${(err as Error).message}\n`);
+    return 2;
+  }
+  for (const reporter of outputReporters(options, io)) {
+    try { await reporter.onRunEnd?.(merged); } catch (err) { io.err(`reporter "${reporter.name}" failed: ${(err as Error).message}\n`); }
+  }
+  return merged.summary.fail + merged.summary.error > 0 ? 1 : 0;
 }
 
 async function startTarget(options: Options, env: NodeJS.ProcessEnv, token: string | undefined): Promise<Target> {
@@ -126,6 +150,13 @@ async function startTarget(options: Options, env: NodeJS.ProcessEnv, token: stri
     return target;
   }
   return embeddedTarget(() => new ReferenceBridge({ token }));
+}
+
+/** The console and every report file asked for. */
+function outputReporters(options: Options, io: Io): Reporter[] {
+  const reporters: Reporter[] = [consoleReporter({ write: io.out, verbose: options.verbose })];
+  if (options.json) reporters.push(jsonReporter(options.json));
+  return reporters;
 }
 
 function replayCommand(check: Check, finding: Finding, o: Options): string {

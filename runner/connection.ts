@@ -75,14 +75,17 @@ export class Connection {
       const escaped = JSON.stringify(s).slice(1, -1);
       return escaped === s ? [Buffer.from(s)] : [Buffer.from(s), Buffer.from(escaped)];
     });
-    socket.on("data", (chunk: Buffer) => this.receive(chunk));
     socket.on("end", () => this.finish({ kind: "closed", partial: this.pendingBytes }, "peer closed its side (FIN)"));
     socket.on("error", (err: NodeJS.ErrnoException) => this.finish({ kind: "reset", code: err.code ?? err.message }, `socket error ${err.code ?? err.message}`));
     socket.on("close", () => this.finish({ kind: "closed", partial: this.pendingBytes }, "connection closed"));
   }
 
   static async open(host: string, port: number, options: ConnectionOptions): Promise<Connection> {
-    const socket = netConnect({ host, port, noDelay: true });
+    // One read buffer, reused for every read: a stream of any length costs no allocation per chunk.
+    const early: Buffer[] = [];
+    let sink = (bytes: Buffer): void => void early.push(Buffer.from(bytes));
+    const readBuffer = Buffer.allocUnsafe(65_536);
+    const socket = netConnect({ host, port, noDelay: true, onread: { buffer: readBuffer, callback: (n) => { sink(readBuffer.subarray(0, n)); return true; } } });
     const limit = Math.min(options.connectTimeoutMs, remaining(options.deadline));
     const timer = setTimeout(() => socket.destroy(Object.assign(new Error("connect timed out"), { code: "ETIMEDOUT" })), limit);
     try {
@@ -93,7 +96,10 @@ export class Connection {
     } finally {
       clearTimeout(timer);
     }
-    return new Connection(socket, options);
+    const conn = new Connection(socket, options);
+    sink = (bytes) => conn.receive(bytes);
+    for (const bytes of early) conn.receive(bytes);
+    return conn;
   }
 
   get closed(): boolean { return this.end !== undefined; }
@@ -160,6 +166,7 @@ export class Connection {
     if (!this.socket.destroyed) this.socket.destroy();
   }
 
+  /** Takes bytes off the wire; `chunk` is the shared read buffer, so whatever is kept is copied. */
   private receive(chunk: Buffer): void {
     const max = this.options.maxLineBytes;
     let at = chunk.indexOf(LF);
@@ -182,7 +189,7 @@ export class Connection {
     }
     if (chunk.length === 0) return;
     if (this.discarding) { this.pendingBytes += chunk.length; return; }
-    this.pending.push(chunk);
+    this.pending.push(Buffer.from(chunk));
     this.pendingBytes += chunk.length;
     if (this.pendingBytes > max) {
       // Never buffer past the limit: report at once and drop bytes until the next LF.

@@ -36,6 +36,10 @@ export interface Options {
   junit?: string;
   html?: string;
   markdown?: string;
+  shard?: { index: number; count: number };
+  durationMs?: number;
+  /** Reports to merge into one (--merge a.json b.json ...). */
+  merge?: string[];
 }
 
 const FLAGS = {
@@ -44,6 +48,7 @@ const FLAGS = {
   seed: { type: "string" }, replay: { type: "string" }, check: { type: "string", multiple: true }, path: { type: "string" },
   timeout: { type: "string" }, "start-timeout": { type: "string" }, strict: { type: "boolean" }, list: { type: "boolean" }, config: { type: "string" },
   json: { type: "string" }, junit: { type: "string" }, html: { type: "string" }, markdown: { type: "string" },
+  shard: { type: "string" }, duration: { type: "string" }, merge: { type: "boolean" },
   verbose: { type: "boolean" }, help: { type: "boolean", short: "h" }, version: { type: "boolean" },
 } as const;
 
@@ -67,6 +72,8 @@ Selection and generation
   --strict               warnings count as failures
   --replay FILE          re-run the failing cases of a JSON report: FIXED or STILL FAILING
   --check ID --path P    run one check (and with --seed, one exact case)
+  --duration 10m         after the checks, fuzz with fresh seeds until the time is up
+  --shard I/N            run every Nth check only (CI jobs); --merge a.json b.json ... joins the reports
 
 Output
   --json FILE  --junit FILE  --html FILE  --markdown FILE
@@ -79,11 +86,12 @@ Exit: 0 no rule failed · 1 a rule failed or could not be judged · 2 bad usage 
 export function parseOptions(argv: string[], contract: Contract, env: NodeJS.ProcessEnv = process.env): Options {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: FLAGS, strict: true, allowPositionals: false });
+    parsed = parseArgs({ args: argv, options: FLAGS, strict: true, allowPositionals: true });
   } catch (err) {
     throw new UsageError(`${(err as Error).message}${/token/i.test((err as Error).message) ? " (tokens come only from the environment: --token-env VAR)" : ""}`);
   }
   const flags = parsed.values as Record<string, unknown>;
+  if (parsed.positionals.length && !flags.merge) throw new UsageError(`unexpected argument "${parsed.positionals[0]}" (only --merge takes file names)`);
   const config = flags.config ? readConfig(flags.config as string) : {};
   const get = <T>(name: keyof typeof FLAGS): T | undefined => (flags[name] ?? config[name]) as T | undefined;
   const list = (name: "rules" | "skip" | "check"): string[] => {
@@ -127,10 +135,31 @@ export function parseOptions(argv: string[], contract: Contract, env: NodeJS.Pro
     const value = stringOption(get(key), key);
     if (value !== undefined) options[key] = value;
   }
+  if (flags.merge) {
+    if (parsed.positionals.length === 0) throw new UsageError("--merge takes the JSON reports to merge: --merge a.json b.json ...");
+    options.merge = parsed.positionals;
+  }
+  const shard = stringOption(get("shard"), "shard");
+  if (shard !== undefined) {
+    const m = /^(\d+)\/(\d+)$/.exec(shard);
+    const [index, count] = m ? [Number(m[1]), Number(m[2])] : [0, 0];
+    if (!m || count < 1 || index < 1 || index > count) throw new UsageError(`--shard takes I/N with 1 <= I <= N, e.g. 2/4, not "${shard}"`);
+    options.shard = { index, count };
+  }
+  const duration = stringOption(get("duration"), "duration");
+  if (duration !== undefined) options.durationMs = parseDuration(duration);
   if (options.path && options.check?.length !== 1) throw new UsageError("--path replays one case: give exactly one --check ID with it");
   validateGlobs(options.rules, "--rules", contract);
   validateGlobs(options.skip, "--skip", contract);
   return options;
+}
+
+/** 90s, 10m, 1h, 5000ms, or plain seconds. */
+export function parseDuration(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
+  const ms = m ? Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? "s") as "s"] : NaN;
+  if (!Number.isFinite(ms) || ms <= 0) throw new UsageError(`--duration takes a time such as 90s, 10m or 1h, not "${text}"`);
+  return ms;
 }
 
 function readConfig(file: string): Record<string, unknown> {

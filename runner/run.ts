@@ -40,6 +40,10 @@ export interface RunOptions {
   /** Per check, the fast-check path of one case to replay. */
   paths?: Map<string, string>;
   replayCommand?: (check: Check, finding: Finding) => string;
+  /** Run only shard `index` (1-based) of `count`. */
+  shard?: { index: number; count: number };
+  /** After the fixed pass, fuzz with fresh seeds until this much time has passed since the start. */
+  durationMs?: number;
   reporters: Reporter[];
   log?: (line: string) => void;
 }
@@ -61,7 +65,8 @@ export async function run(options: RunOptions): Promise<Report> {
     }
   };
 
-  const chosen = options.checks.filter((c) => c.rules.some(options.selected) && (!options.onlyChecks || options.onlyChecks.has(c.id)));
+  const inShard = shardFilter(options.checks, options.shard);
+  const chosen = options.checks.filter((c) => c.rules.some(options.selected) && (!options.onlyChecks || options.onlyChecks.has(c.id)) && inShard(c));
   if (options.target) {
     await emit("onRunStart", { target: options.target, seed: options.seed, checks: chosen.length, profile: options.profile, strict: options.strict });
   }
@@ -77,10 +82,10 @@ export async function run(options: RunOptions): Promise<Report> {
     results.set(check.id, { check, finding, report });
     await emit("onCheckEnd", check, report);
   }
+  if (options.durationMs && !blocked) await fuzzUntil(started + options.durationMs, chosen, results, options, log);
 
   const rules: RuleReport[] = contract.rules.map((rule) => {
     const entries: CheckReport[] = [];
-    let verdict: Verdict | undefined;
     for (const { check, finding, report } of results.values()) {
       const implicated = finding.rules ?? check.rules;
       if (implicated.includes(rule.id)) {
@@ -88,15 +93,14 @@ export async function run(options: RunOptions): Promise<Report> {
       } else if (check.rules.includes(rule.id)) {
         // The check stopped at a failure on another rule, so it did not judge this one.
         entries.push({ id: report.id, verdict: "skip", message: `not judged: the check stopped at a failure on ${implicated.join(", ")}`, durationMs: report.durationMs });
-      } else continue;
-      verdict = verdict === undefined ? entries.at(-1)!.verdict : worst(verdict, entries.at(-1)!.verdict);
+      }
     }
     const base = { id: rule.fullId, title: rule.title, group: rule.group, level: rule.level, observed: rule.observed, requirement: rule.requirement };
-    if (verdict !== undefined) return { ...base, verdict, checks: entries };
+    if (entries.length) return { ...base, verdict: entries.map((e) => e.verdict).reduce(worst), checks: entries };
     return { ...base, verdict: "skip" as const, reason: skipReason(rule.id, options), checks: [] };
   });
 
-  const summary = Object.fromEntries(VERDICT_ORDER.map((v) => [v, rules.filter((r) => r.verdict === v).length])) as Record<Verdict, number>;
+  const summary = summarize(rules);
   const report: Report = {
     schemaVersion: 1, tool: TOOL,
     target: { endpoint: options.targetInfo.endpoint, spawned: options.targetInfo.spawned, label: options.targetInfo.label },
@@ -111,7 +115,44 @@ export async function run(options: RunOptions): Promise<Report> {
     if (rule.observed !== "wire") return rule.reason!;
     if (!o.selected(id)) return "not selected (--rules / --skip)";
     if (o.onlyChecks) return "not part of this replay";
+    if (o.shard && options.checks.some((c) => c.rules.includes(id))) return `${SHARD_REASON} (--shard ${o.shard.index}/${o.shard.count})`;
     return "no check yet";
+  }
+}
+
+export const SHARD_REASON = "checked in another shard";
+
+export function summarize(rules: RuleReport[]): Record<Verdict, number> {
+  return Object.fromEntries(VERDICT_ORDER.map((v) => [v, rules.filter((r) => r.verdict === v).length])) as Record<Verdict, number>;
+}
+
+/** Shard I of N: every Nth check in ID order, so shards are disjoint, complete and stable across runs. */
+function shardFilter(checks: readonly Check[], shard: RunOptions["shard"]): (check: Check) => boolean {
+  if (!shard) return () => true;
+  const order = [...checks].map((c) => c.id).sort();
+  return (check) => order.indexOf(check.id) % shard.count === shard.index - 1;
+}
+
+/** Time-boxed fuzzing after the fixed pass: every check again with fresh seeds until the deadline; the worst finding stays. */
+async function fuzzUntil(end: number, checks: Check[], results: Map<string, { check: Check; finding: Finding; report: CheckReport }>, o: RunOptions, log: (line: string) => void): Promise<void> {
+  let round = 0;
+  while (Date.now() < end - 1000) {
+    round++;
+    for (const check of checks) {
+      const left = end - Date.now();
+      if (left < 1000) break;
+      const seed = (o.seed + round * 7919) | 0;
+      const finding = await runCheck(check, { ...o, seed, checkDeadlineMs: Math.min(o.checkDeadlineMs, left) });
+      const known = results.get(check.id)!;
+      // Only what the bridge did counts here: a check the deadline cut short proves nothing.
+      const bridgeFault = finding.verdict === "fail" || finding.verdict === "warn";
+      if (bridgeFault && VERDICT_ORDER.indexOf(finding.verdict) < VERDICT_ORDER.indexOf(known.finding.verdict)) {
+        const report = redactDeep(toCheckReport(check, { seed, ...finding }, 0, { ...o, seed }), o.token);
+        results.set(check.id, { check, finding, report });
+      }
+    }
+    const failing = [...results.values()].filter((r) => r.finding.verdict === "fail").length;
+    log(`fuzzing: round ${round} done, ${failing} failing checks, ${Math.max(0, Math.round((end - Date.now()) / 1000))} s left`);
   }
 }
 

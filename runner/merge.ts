@@ -1,0 +1,23 @@
+import type { Report, RuleReport } from "./report.js";
+import { SHARD_REASON, summarize } from "./run.js";
+import { worst } from "../suites/check.js";
+
+/** One report from the reports of several shards (or runs): every check of every rule, verdicts recomputed. */
+export function mergeReports(reports: Report[]): Report {
+  if (reports.length === 0) throw new Error("nothing to merge");
+  const [first] = reports as [Report, ...Report[]];
+  const rules: RuleReport[] = first.rules.map((rule) => {
+    const all = reports.map((r) => r.rules.find((x) => x.id === rule.id)).filter((x): x is RuleReport => x !== undefined);
+    const byCheck = new Map(all.flatMap((r) => r.checks).map((c) => [c.id, c]));
+    const checks = [...byCheck.values()];
+    if (checks.length) {
+      const { reason: _, ...rest } = rule;
+      return { ...rest, verdict: checks.map((c) => c.verdict).reduce(worst), checks };
+    }
+    const reason = all.map((r) => r.reason).find((x) => x && !x.startsWith(SHARD_REASON)) ?? rule.reason;
+    return { ...rule, verdict: "skip", checks: [], ...(reason ? { reason } : {}) };
+  });
+  const started = Math.min(...reports.map((r) => Date.parse(r.startedAt)));
+  const ended = Math.max(...reports.map((r) => Date.parse(r.startedAt) + r.durationMs));
+  return { ...first, startedAt: new Date(started).toISOString(), durationMs: ended - started, summary: summarize(rules), rules };
+}

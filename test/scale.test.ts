@@ -1,0 +1,65 @@
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { main } from "../runner/cli.js";
+import type { Report } from "../runner/report.js";
+import { allChecks } from "../suites/index.js";
+
+const dir = mkdtempSync(join(tmpdir(), "aicc-scale-"));
+async function cli(args: string[]) {
+  let out = "";
+  let err = "";
+  const code = await main(args, { out: (t) => { out += t; }, err: (t) => { err += t; }, env: {} });
+  return { code, out, err };
+}
+const read = (file: string) => JSON.parse(readFileSync(file, "utf8")) as Report;
+const checkIds = (r: Report) => new Set(r.rules.flatMap((x) => x.checks.map((c) => c.id)));
+
+describe("--shard and --merge", () => {
+  it("split the checks into disjoint, complete shards whose reports merge into one", async () => {
+    const files = [1, 2, 3].map((i) => join(dir, `shard${i}.json`));
+    for (const [i, file] of files.entries()) {
+      const r = await cli(["--profile", "quick", "--seed", "3", "--shard", `${i + 1}/3`, "--json", file, "--skip", "method.events"]);
+      expect(r.code).toBe(0);
+    }
+    const shards = files.map(read);
+    const seen = shards.map(checkIds);
+    const union = new Set(seen.flatMap((s) => [...s]));
+    expect(seen[0]!.size + seen[1]!.size + seen[2]!.size).toBe(union.size);
+    expect(union.size).toBe(allChecks.filter((c) => !c.rules.every((r) => r === "method.events")).length);
+    expect(shards[0]!.rules.some((r) => r.reason?.startsWith("checked in another shard"))).toBe(true);
+
+    const merged = join(dir, "merged.json");
+    const m = await cli(["--merge", ...files, "--json", merged]);
+    expect(m.code).toBe(0);
+    const report = read(merged);
+    expect(report.rules).toHaveLength(50);
+    expect(checkIds(report)).toEqual(union);
+    expect(report.rules.some((r) => r.reason?.startsWith("checked in another shard"))).toBe(false);
+    expect(report.summary.fail + report.summary.error).toBe(0);
+  });
+
+  it("reject a malformed shard and unreadable reports", async () => {
+    expect((await cli(["--shard", "3/2"])).code).toBe(2);
+    expect((await cli(["--shard", "x"])).err).toMatch(/--shard takes I\/N/);
+    const r = await cli(["--merge", join(dir, "missing.json")]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/cannot read .*missing.json/);
+    expect((await cli(["stray.json"])).err).toMatch(/unexpected argument "stray.json"/);
+  });
+});
+
+describe("--duration", () => {
+  it("fuzzes with fresh seeds after the checks and stops at the deadline", async () => {
+    const json = join(dir, "fuzz.json");
+    const r = await cli(["--profile", "quick", "--rules", "error.method-not-found,wire.utf8", "--duration", "4s", "--json", json]);
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(/fuzzing: round 1 done, 0 failing checks/);
+    expect(read(json).durationMs).toBeLessThan(4000 + 3000);
+  });
+
+  it("rejects a duration it cannot read", async () => {
+    expect((await cli(["--duration", "soon"])).err).toMatch(/--duration takes a time such as 90s/);
+  });
+});
