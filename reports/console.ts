@@ -7,23 +7,43 @@ const PAINT: Record<Verdict, (s: string) => string> = { pass: pc.green, fail: pc
 const MARK: Record<Verdict, string> = { pass: "✓", fail: "✗", warn: "!", skip: "-", error: "?" };
 const verdict = (v: Verdict) => PAINT[v](v.toUpperCase().padEnd(5));
 
-export interface ConsoleOptions { write?: (text: string) => void; verbose?: boolean }
+export interface ConsoleOptions {
+  write?: (text: string) => void;
+  verbose?: boolean;
+  /** A live progress line, rewritten in place (default: stdout is a TTY and not under CI). */
+  live?: boolean;
+}
 
 /** Progress while checks run, then a per-rule table and the details of every failing rule. */
 export function consoleReporter(options: ConsoleOptions = {}): Reporter {
   const out = options.write ?? ((text: string) => process.stdout.write(text));
+  const live = options.live ?? (Boolean(process.stdout.isTTY) && !process.env.CI);
   const line = (text = "") => out(text + "\n");
+  const clear = () => { if (live) out("\r\x1b[K"); };
+  let started = Date.now();
+  let failures = 0;
   return {
     name: "console",
     onRunStart({ target, seed, checks, profile, strict }) {
+      started = Date.now();
       line(pc.bold("aicontrol-conformance") + pc.dim(` · ${target.label}`));
       line(pc.dim(`${checks} checks · profile ${profile} · seed ${seed}${strict ? " · strict" : ""}`));
       line();
     },
+    onCheckStart(check, index, total) {
+      if (!live) return;
+      clear();
+      out(pc.dim(`  [${index + 1}/${total}] ${check.id} · ${failures} failing · ${((Date.now() - started) / 1000).toFixed(1)} s`));
+    },
     onCheckEnd(check, result) {
+      if (result.verdict === "fail" || result.verdict === "error") failures++;
+      clear();
+      // Live: passing checks only move the progress line; the rest stay on screen.
+      if (live && result.verdict === "pass") return;
       line(`  ${PAINT[result.verdict](MARK[result.verdict])} ${check.id} ${pc.dim(`${result.durationMs ?? 0} ms`)}${result.verdict === "pass" ? "" : pc.dim(` · ${firstLine(result.message)}`)}`);
     },
     onRunEnd(report) {
+      clear();
       line();
       printTable(report, line);
       for (const rule of report.rules.filter((r) => r.verdict === "fail" || r.verdict === "error" || (options.verbose && r.verdict === "warn"))) {

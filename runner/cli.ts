@@ -8,6 +8,9 @@ import { allChecks } from "../suites/index.js";
 import type { Check, Finding } from "../suites/check.js";
 import { consoleReporter } from "../reports/console.js";
 import { jsonReporter } from "../reports/json.js";
+import { junitReporter } from "../reports/junit.js";
+import { htmlReporter } from "../reports/html.js";
+import { markdownReporter } from "../reports/markdown.js";
 import { parseOptions, ruleSelector, TIME_BUDGET, UsageError, USAGE, type Options } from "./options.js";
 import { run, redactDeep, type Reporter } from "./run.js";
 import { embeddedTarget, endpointTarget, isLoopback, spawnTarget, TargetError, type Target } from "./target.js";
@@ -20,9 +23,14 @@ export interface Io {
   out: (text: string) => void;
   err: (text: string) => void;
   env: NodeJS.ProcessEnv;
+  /** A live progress line (a terminal). */
+  live?: boolean;
 }
 
-const processIo: Io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), env: process.env };
+const processIo: Io = {
+  out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t), env: process.env,
+  live: Boolean(process.stdout.isTTY) && !process.env.CI,
+};
 
 /** The whole command line: returns the exit code (0 pass, 1 a rule failed, 2 usage, 3 target unreachable). */
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
@@ -154,8 +162,11 @@ async function startTarget(options: Options, env: NodeJS.ProcessEnv, token: stri
 
 /** The console and every report file asked for. */
 function outputReporters(options: Options, io: Io): Reporter[] {
-  const reporters: Reporter[] = [consoleReporter({ write: io.out, verbose: options.verbose })];
+  const reporters: Reporter[] = [consoleReporter({ write: io.out, verbose: options.verbose, live: io.live ?? false })];
   if (options.json) reporters.push(jsonReporter(options.json));
+  if (options.junit) reporters.push(junitReporter(options.junit));
+  if (options.html) reporters.push(htmlReporter(options.html));
+  if (options.markdown || io.env.GITHUB_STEP_SUMMARY) reporters.push(markdownReporter(options.markdown, io.env));
   return reporters;
 }
 

@@ -6,7 +6,7 @@ import { main } from "../runner/cli.js";
 import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { mutants } from "../bridges/mutants/index.js";
 import type { Report } from "../runner/report.js";
-import { TEST_TOKEN } from "./helpers.js";
+import { readReport, TEST_TOKEN } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-cli-"));
 const bridges: ReferenceBridge[] = [];
@@ -67,7 +67,7 @@ describe("CLI against a target", () => {
     const r = await cli(["--endpoint", "127.0.0.1:1", "--json", json]);
     expect(r.code).toBe(3);
     expect(r.err).toMatch(/target unreachable: cannot connect to 127.0.0.1:1/);
-    const report = JSON.parse(readFileSync(json, "utf8")) as Report;
+    const report = readReport(json);
     expect(report.rules).toHaveLength(50);
     expect(report.rules.find((x) => x.id.endsWith("method.ping"))!.verdict).toBe("error");
   });
@@ -77,7 +77,7 @@ describe("CLI against a target", () => {
     const json = join(dir, "ok.json");
     const r = await cli(["--endpoint", endpoint, "--token-env", "MY_TOKEN", "--profile", "quick", "--json", json, "--seed", "7"], { MY_TOKEN: TEST_TOKEN });
     expect(r.code).toBe(0);
-    const report = JSON.parse(readFileSync(json, "utf8")) as Report;
+    const report = readReport(json);
     expect(report).toMatchObject({ schemaVersion: 1, tool: { name: "aicontrol-conformance" }, target: { endpoint, spawned: false }, seed: 7 });
     expect(report.rules).toHaveLength(50);
     for (const rule of report.rules) expect(["pass", "skip", "warn"]).toContain(rule.verdict);
@@ -91,7 +91,7 @@ describe("CLI against a target", () => {
     const env = { FONLINE_AI_TOKEN: TEST_TOKEN };
     const r = await cli(["--endpoint", endpoint, "--profile", "quick", "--rules", "error.*", "--json", json], env);
     expect(r.code).toBe(1);
-    const report = JSON.parse(readFileSync(json, "utf8")) as Report;
+    const report = readReport(json);
     const rule = report.rules.find((x) => x.id.endsWith("error.parse"))!;
     expect(rule.verdict).toBe("fail");
     const check = rule.checks.find((c) => c.id === "error.parse/non-json")!;
@@ -148,7 +148,7 @@ describe("CLI against a target", () => {
     const r = await cli(["--profile", "quick", "--rules", "method.*,error.unauthorized", "--json", json]);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/built-in reference bridge on 127\.0\.0\.1:\d+/);
-    const report = JSON.parse(readFileSync(json, "utf8")) as Report;
+    const report = readReport(json);
     expect(report.target.spawned).toBe(true);
     expect(report.rules.find((x) => x.id.endsWith("error.unauthorized"))!.verdict).toBe("pass");
   });
@@ -162,7 +162,7 @@ describe("CLI --spawn", () => {
     const r = await cli(["--spawn", `${bridgeCli} --single-connection`, "--profile", "quick", "--rules", "wire.*", "--json", json], { ...process.env, FONLINE_AI_TOKEN: TEST_TOKEN });
     expect(r.err).toBe("");
     expect(r.code).toBe(0);
-    const report = JSON.parse(readFileSync(json, "utf8")) as Report;
+    const report = readReport(json);
     expect(report.target.spawned).toBe(true);
     expect(report.rules.find((x) => x.id.endsWith("wire.utf8"))!.verdict).toBe("pass");
   });
@@ -171,7 +171,7 @@ describe("CLI --spawn", () => {
     const json = join(dir, "dies.json");
     const r = await cli(["--spawn", `${bridgeCli} --mutant dies-on-malformed-utf8`, "--profile", "quick", "--rules", "wire.utf8,method.ping", "--json", json], { ...process.env });
     expect(r.code).toBe(1);
-    const report = JSON.parse(readFileSync(json, "utf8")) as Report;
+    const report = readReport(json);
     const utf8 = report.rules.find((x) => x.id.endsWith("wire.utf8"))!;
     expect(utf8.verdict).toBe("fail");
     expect(utf8.checks.find((c) => c.verdict === "fail")!.message).toMatch(/stopped answering|stopped accepting/);

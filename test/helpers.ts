@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { Ajv } from "ajv";
 import { contract } from "../protocol/contract.js";
 import type { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { ReferenceBridge as Reference } from "../bridges/reference/bridge.js";
@@ -9,6 +11,20 @@ import { embeddedTarget } from "../runner/target.js";
 import type { Report } from "../runner/report.js";
 
 export const TEST_TOKEN = "conformance-test-token-7f3a";
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+const validate = ajv.compile(JSON.parse(readFileSync(new URL("../reports/report.schema.json", import.meta.url), "utf8")) as object);
+
+/** Every report a test produces is checked against the shipped JSON Schema. */
+export function assertValidReport(report: unknown): Report {
+  if (!validate(report)) throw new Error(`report does not match reports/report.schema.json: ${ajv.errorsText(validate.errors)}`);
+  return report as Report;
+}
+
+/** Reads a JSON report a run wrote, and validates it. */
+export function readReport(file: string): Report {
+  return assertValidReport(JSON.parse(readFileSync(file, "utf8")));
+}
 
 export interface SuiteRun {
   /** Rule globs to run (default: all). */
@@ -27,14 +43,14 @@ export async function runSuite(make: (token: string) => ReferenceBridge = (token
   const token = o.token ?? TEST_TOKEN;
   const target = await embeddedTarget(() => make(token), "test bridge");
   try {
-    return await run({
+    return assertValidReport(await run({
       contract, checks: o.checks ?? allChecks, target, token: token || undefined,
       targetInfo: { endpoint: target.endpoint, spawned: true, label: target.label },
       timeoutMs: o.timeoutMs ?? 1000, checkDeadlineMs: 30_000, timeBudgetMs: 20_000, runs: o.runs ?? 12, seed: o.seed ?? 42,
       profile: "test", strict: o.strict ?? false,
       selected: ruleSelector({ rules: o.rules ?? [], skip: [] }, contract),
       reporters: o.reporters ?? [], log: () => {},
-    });
+    }));
   } finally {
     await target.stop();
   }

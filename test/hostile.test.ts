@@ -5,6 +5,7 @@ import type { Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { main } from "../runner/cli.js";
 import type { Report } from "../runner/report.js";
+import { readReport } from "./helpers.js";
 import { lineServer, rawServer } from "./servers.js";
 
 // Bridges that are, on purpose, as wrong as a bridge can be. For each: the run ends (the
@@ -22,7 +23,7 @@ async function runAgainst(port: number, extra: string[] = []) {
   const code = await main(["--endpoint", `127.0.0.1:${port}`, "--timeout", "250", "--profile", "quick", "--json", json, ...extra], {
     out: (t) => { out += t; }, err: (t) => { err += t; }, env: {},
   });
-  const report = JSON.parse(readFileSync(json, "utf8")) as Report;
+  const report = readReport(json);
   expect(report.rules).toHaveLength(50);
   const verdict = (id: string) => report.rules.find((r) => r.id === `ai-control-protocol.${id}`)!.verdict;
   return { code, out, err, report, verdict };

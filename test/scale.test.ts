@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { main } from "../runner/cli.js";
 import type { Report } from "../runner/report.js";
+import { readReport } from "./helpers.js";
 import { allChecks } from "../suites/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-scale-"));
@@ -13,7 +14,7 @@ async function cli(args: string[]) {
   const code = await main(args, { out: (t) => { out += t; }, err: (t) => { err += t; }, env: {} });
   return { code, out, err };
 }
-const read = (file: string) => JSON.parse(readFileSync(file, "utf8")) as Report;
+const read = readReport;
 const checkIds = (r: Report) => new Set(r.rules.flatMap((x) => x.checks.map((c) => c.id)));
 
 describe("--shard and --merge", () => {

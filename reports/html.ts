@@ -1,0 +1,121 @@
+import { writeFileSync } from "node:fs";
+import type { Reporter } from "../runner/run.js";
+import type { CheckReport, Report, RuleReport } from "../runner/report.js";
+import type { TranscriptEntry } from "../runner/connection.js";
+import type { Verdict } from "../suites/check.js";
+
+// One self-contained file: no network, no external assets. Everything is rendered here;
+// the small script only filters, searches and switches transcript views.
+
+const esc = (text: string) => text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+const VERDICTS: Verdict[] = ["fail", "error", "warn", "pass", "skip"];
+
+function bytesOf(e: TranscriptEntry): Buffer {
+  return e.base64 !== undefined ? Buffer.from(e.base64, "base64") : Buffer.from(e.text ?? "", "utf8");
+}
+
+function hexDump(bytes: Buffer): string {
+  const lines: string[] = [];
+  for (let at = 0; at < bytes.length; at += 16) {
+    const row = bytes.subarray(at, at + 16);
+    const hex = [...row].map((b) => b.toString(16).padStart(2, "0")).join(" ").padEnd(47);
+    const ascii = [...row].map((b) => (b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : ".")).join("");
+    lines.push(`${at.toString(16).padStart(6, "0")}  ${hex}  |${ascii}|`);
+  }
+  return lines.join("\n");
+}
+
+function transcript(entries: TranscriptEntry[]): string {
+  const rows = entries.map((e) => {
+    if (e.dir === "event") return `<tr class="event"><td class="t">+${e.t} ms</td><td class="dir">·</td><td><em>${esc(e.text ?? "")}</em></td></tr>`;
+    const bytes = bytesOf(e);
+    const note = `${e.length} bytes${e.truncated ? `, first ${bytes.length} shown` : ""}${e.base64 !== undefined ? ", not UTF-8" : ""}`;
+    const text = e.text !== undefined ? esc(e.text) : `<span class="muted">(not valid UTF-8: see hex)</span>`;
+    return `<tr class="${e.dir}"><td class="t">+${e.t} ms</td><td class="dir" title="${e.dir === "send" ? "sent by the tool" : "received from the bridge"}">${e.dir === "send" ? "→" : "←"}</td>` +
+      `<td><pre class="text">${text}</pre><pre class="hex" hidden>${esc(hexDump(bytes))}</pre><span class="muted">${note}</span></td></tr>`;
+  });
+  return `<details class="transcript"><summary>Transcript (${entries.length} entries)</summary>` +
+    `<div class="views"><button type="button" data-view="text" aria-pressed="true">text</button><button type="button" data-view="hex" aria-pressed="false">hex</button></div>` +
+    `<table>${rows.join("")}</table></details>`;
+}
+
+function field(label: string, value: string | undefined, copy = false): string {
+  if (value === undefined) return "";
+  return `<dt>${label}</dt><dd><pre>${esc(value)}</pre>${copy ? `<button type="button" class="copy" data-copy="${esc(value)}">copy</button>` : ""}</dd>`;
+}
+
+function check(c: CheckReport): string {
+  return `<div class="check v-${c.verdict}"><h3><span class="badge ${c.verdict}">${c.verdict.toUpperCase()}</span> <code>${esc(c.id)}</code>` +
+    `${c.durationMs !== undefined ? ` <span class="muted">${c.durationMs} ms</span>` : ""}</h3>` +
+    (c.description ? `<p class="muted"><b>Sends:</b> ${esc(c.description)}</p>` : "") +
+    (c.requirement ? `<p class="muted"><b>Requirement:</b> ${esc(c.requirement)}</p>` : "") +
+    `<p>${esc(c.message)}</p>` +
+    `<dl>${field("expected", c.expected)}${field("actual", c.actual)}${field("minimal case", c.counterexample)}${field("replay", c.replay, true)}` +
+    `${c.seed !== undefined ? field("seed / path", `${c.seed}${c.path ? ` / ${c.path}` : ""}`) : ""}</dl>` +
+    (c.transcript?.length ? transcript(c.transcript) : "") + `</div>`;
+}
+
+function rule(r: RuleReport): string {
+  const search = [r.id, r.title, r.requirement, r.reason ?? "", ...r.checks.flatMap((c) => [c.id, c.message])].join(" ").toLowerCase();
+  return `<details class="rule v-${r.verdict}" data-verdict="${r.verdict}" data-search="${esc(search)}"${r.verdict === "fail" || r.verdict === "error" ? " open" : ""}>` +
+    `<summary><span class="badge ${r.verdict}">${r.verdict.toUpperCase()}</span> <code>${esc(r.id)}</code> <span class="title">${esc(r.title)}</span> <span class="level">${r.level}</span></summary>` +
+    `<div class="body"><p><b>Rule:</b> ${esc(r.requirement)}</p>${r.reason ? `<p class="muted"><b>Why skipped:</b> ${esc(r.reason)}</p>` : ""}` +
+    `${r.checks.map(check).join("")}</div></details>`;
+}
+
+const STYLE = `
+:root{--fail:#c62828;--error:#8e24aa;--warn:#b26a00;--pass:#2e7d32;--skip:#757575;--bg:#fafafa;--line:#e0e0e0}
+*{box-sizing:border-box}body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:0;background:var(--bg);color:#212121}
+header{position:sticky;top:0;background:#fff;border-bottom:1px solid var(--line);padding:12px 24px;z-index:1}
+h1{font-size:20px;margin:0 0 4px}h2{font-size:15px;text-transform:uppercase;letter-spacing:.05em;color:#555;margin:20px 0 6px}
+h3{font-size:14px;margin:0 0 6px}main{padding:0 24px 40px;max-width:1200px}
+.meta,.muted{color:#616161}.controls{display:flex;gap:14px;align-items:center;flex-wrap:wrap;margin-top:8px}
+input[type=search]{padding:6px 10px;border:1px solid #bbb;border-radius:6px;min-width:260px;font:inherit}
+.badge{display:inline-block;min-width:48px;text-align:center;font-size:11px;font-weight:700;color:#fff;border-radius:4px;padding:1px 6px}
+.badge.fail{background:var(--fail)}.badge.error{background:var(--error)}.badge.warn{background:var(--warn)}.badge.pass{background:var(--pass)}.badge.skip{background:var(--skip)}
+details.rule{background:#fff;border:1px solid var(--line);border-left:4px solid var(--skip);border-radius:6px;margin:4px 0}
+details.rule.v-fail{border-left-color:var(--fail)}details.rule.v-error{border-left-color:var(--error)}details.rule.v-warn{border-left-color:var(--warn)}details.rule.v-pass{border-left-color:var(--pass)}
+details.rule>summary{cursor:pointer;padding:6px 10px;display:flex;gap:10px;align-items:center}
+.title{flex:1}.level{font-size:11px;color:#757575}.body{padding:4px 14px 12px}
+.check{border-top:1px dashed var(--line);padding:8px 0}dl{display:grid;grid-template-columns:110px 1fr;gap:2px 10px;margin:6px 0}
+dt{color:#616161;font-weight:600}dd{margin:0;display:flex;gap:6px;align-items:flex-start}
+pre{margin:0;white-space:pre-wrap;word-break:break-all;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;background:#f5f5f5;padding:3px 6px;border-radius:4px;flex:1}
+.transcript{margin-top:6px}.transcript table{border-collapse:collapse;width:100%;margin-top:4px}.transcript td{vertical-align:top;padding:2px 6px;border-bottom:1px solid #eee}
+.transcript .t{white-space:nowrap;color:#757575;font-size:12px;width:80px}.transcript .dir{font-weight:700;width:20px}
+tr.send .dir{color:#1565c0}tr.recv .dir{color:#2e7d32}tr.event td{color:#757575}
+button{font:inherit;font-size:12px;border:1px solid #bbb;background:#fff;border-radius:4px;padding:1px 8px;cursor:pointer}button[aria-pressed=true]{background:#e3f2fd;border-color:#1565c0}
+.chips label{margin-right:10px;white-space:nowrap}.empty{padding:20px;color:#757575}
+`;
+
+const SCRIPT = `
+const boxes=[...document.querySelectorAll('input[data-verdict]')];const search=document.getElementById('search');
+function apply(){const on=new Set(boxes.filter(b=>b.checked).map(b=>b.dataset.verdict));const q=search.value.trim().toLowerCase();let shown=0;
+for(const r of document.querySelectorAll('details.rule')){const ok=on.has(r.dataset.verdict)&&(!q||r.dataset.search.includes(q));r.hidden=!ok;if(ok)shown++;}
+for(const g of document.querySelectorAll('section.group')){g.hidden=![...g.querySelectorAll('details.rule')].some(r=>!r.hidden);}
+document.getElementById('empty').hidden=shown>0;document.getElementById('shown').textContent=shown;}
+boxes.forEach(b=>b.addEventListener('change',apply));search.addEventListener('input',apply);
+document.addEventListener('click',e=>{const b=e.target.closest('button');if(!b)return;
+if(b.dataset.view){const t=b.closest('.transcript');for(const x of t.querySelectorAll('button[data-view]'))x.setAttribute('aria-pressed',String(x===b));
+for(const p of t.querySelectorAll('pre.text'))p.hidden=b.dataset.view!=='text';for(const p of t.querySelectorAll('pre.hex'))p.hidden=b.dataset.view!=='hex';}
+if(b.dataset.copy!==undefined&&navigator.clipboard){navigator.clipboard.writeText(b.dataset.copy);b.textContent='copied';}});
+apply();
+`;
+
+export function renderHtml(report: Report): string {
+  const groups = [...new Set(report.rules.map((r) => r.group))];
+  const chips = VERDICTS.map((v) => `<label><input type="checkbox" data-verdict="${v}" checked> <span class="badge ${v}">${v.toUpperCase()}</span> ${report.summary[v]}</label>`).join("");
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>AiControl conformance: ${esc(report.target.endpoint)}</title><style>${STYLE}</style></head>
+<body><header><h1>AiControl conformance report</h1>
+<div class="meta">${esc(report.target.label ?? report.target.endpoint)} · seed ${report.seed} · ${esc(report.startedAt)} · ${(report.durationMs / 1000).toFixed(1)} s · ${esc(report.tool.name)} ${esc(report.tool.version)}</div>
+<div class="controls"><input type="search" id="search" placeholder="Search rules, checks, messages" aria-label="Search"><span class="chips">${chips}</span><span class="muted"><span id="shown">${report.rules.length}</span> of ${report.rules.length} rules shown</span></div></header>
+<main>${groups.map((g) => `<section class="group"><h2>${esc(g)}</h2>${report.rules.filter((r) => r.group === g).map(rule).join("")}</section>`).join("")}
+<p id="empty" class="empty" hidden>No rule matches the filter.</p></main>
+<script>${SCRIPT}</script></body></html>
+`;
+}
+
+export function htmlReporter(file: string): Reporter {
+  return { name: "html", onRunEnd: (report) => writeFileSync(file, renderHtml(report)) };
+}
