@@ -11,6 +11,15 @@ export interface MalformedUtf8Constraints {
 
 export interface MalformedUtf8Line { fault: Utf8Fault; placement: "raw" | "in-string"; bytes: Buffer }
 
+/** Printable ASCII as is, every other byte as \xHH: how a counterexample reads best. */
+export function escapeBytes(bytes: Buffer): string {
+  return [...bytes].map((b) => (b >= 0x20 && b < 0x7f && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).toUpperCase().padStart(2, "0")}`)).join("");
+}
+
+function line(fault: Utf8Fault, placement: "raw" | "in-string", bytes: Buffer): MalformedUtf8Line {
+  return { fault, placement, bytes, [fc.toStringMethod]: () => `${fault}, ${placement}: ${escapeBytes(bytes)}` } as MalformedUtf8Line;
+}
+
 const byte = (min: number, max: number) => fc.integer({ min, max });
 const cont = byte(0x80, 0xbf);
 
@@ -50,12 +59,12 @@ export function malformedUtf8(constraints: MalformedUtf8Constraints = {}): fc.Ar
     )
     .map(([{ fault, bad }, placement, slot]) => {
       const b = Buffer.from(bad);
-      if (placement === "raw") return { fault, placement, bytes: b };
+      if (placement === "raw") return line(fault, placement, b);
       const parts = {
         method: [`{"jsonrpc":"2.0","id":1,"method":"ping`, `","params":{}}`],
         id: [`{"jsonrpc":"2.0","id":"`, `","method":"ping","params":{}}`],
         param: [`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"text":"`, `"}}`],
       }[slot];
-      return { fault, placement, bytes: Buffer.concat([Buffer.from(parts[0]!), b, Buffer.from(parts[1]!)]) };
+      return line(fault, placement, Buffer.concat([Buffer.from(parts[0]!), b, Buffer.from(parts[1]!)]));
     });
 }

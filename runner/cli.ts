@@ -17,6 +17,10 @@ import { embeddedTarget, endpointTarget, isLoopback, spawnTarget, TargetError, t
 import { formatHostPort } from "./connection.js";
 import { TOOL, type Report } from "./report.js";
 import { mergeReports } from "./merge.js";
+import { applyBaseline, loadBaseline, type Baseline } from "./baseline.js";
+import { compareReports, formatChanges } from "./compare.js";
+import { loadCorpus, saveFailures } from "./corpus.js";
+import type { Case } from "./run.js";
 import { ReferenceBridge } from "../bridges/reference/bridge.js";
 
 export interface Io {
@@ -34,45 +38,45 @@ const processIo: Io = {
 
 /** The whole command line: returns the exit code (0 pass, 1 a rule failed, 2 usage, 3 target unreachable). */
 export async function main(argv: string[], io: Io = processIo): Promise<number> {
+  return (await runCli(argv, io)).code;
+}
+
+/** The command line, also returning the report (for the programmatic API). */
+export async function runCli(argv: string[], io: Io = processIo): Promise<{ code: number; report?: Report }> {
   let contract: Contract;
   let options: Options;
+  let baseline: Baseline | undefined;
   try {
     contract = loadContract();
     options = parseOptions(argv, contract, io.env);
+    if (options.baseline) baseline = loadBaseline(options.baseline, contract, allChecks);
   } catch (err) {
-    if (err instanceof UsageError || err instanceof ContractError) {
-      io.err(`aicontrol-conformance: ${err.message}\nRun with --help for usage.\n`);
-      return 2;
-    }
+    if (err instanceof UsageError || err instanceof ContractError) return usage(io, err.message);
     throw err;
   }
-  if (options.help) { io.out(USAGE + "\n"); return 0; }
-  if (options.version) { io.out(`${TOOL.name} ${TOOL.version}\n`); return 0; }
-  if (options.list) { io.out(listRules(contract)); return 0; }
-  if (options.merge) return merge(options, io);
+  if (options.help) { io.out(USAGE + "\n"); return { code: 0 }; }
+  if (options.version) { io.out(`${TOOL.name} ${TOOL.version}\n`); return { code: 0 }; }
+  if (options.list) { io.out(listRules(contract)); return { code: 0 }; }
 
-  let paths = new Map<string, string>();
+  let previous: Report | undefined;
+  let cases = new Map<string, Case>();
   let onlyChecks = options.check?.length ? new Set(options.check) : undefined;
-  if (options.replay) {
-    try {
-      ({ paths, onlyChecks, seed: options.seed } = readReplay(options.replay, options));
-    } catch (err) {
-      io.err(`aicontrol-conformance: ${(err as Error).message}\n`);
-      return 2;
-    }
-  } else if (options.path) {
-    paths.set(options.check![0]!, options.path);
+  try {
+    if (options.compare) previous = readReportFile(options.compare[0]!, "--compare");
+    if (options.compare?.[1]) return compareOnly(previous!, readReportFile(options.compare[1], "--compare"), options.compare, io);
+    if (options.merge) return mergeOnly(options.merge.map((f) => readReportFile(f, "--merge")), options, baseline, previous, io);
+    if (options.replay) ({ cases, onlyChecks } = replayCases(readReportFile(options.replay, "--replay"), options));
+    else if (options.path) cases.set(options.check![0]!, { seed: options.seed, path: options.path });
+    else if (options.saveFailures) cases = new Map(loadCorpus(options.saveFailures).filter((c) => c.seed !== undefined).map((c) => [c.check, { seed: c.seed!, path: c.path }]));
+  } catch (err) {
+    return usage(io, (err as Error).message);
   }
   const unknown = [...(onlyChecks ?? [])].filter((id) => !allChecks.some((c) => c.id === id));
-  if (unknown.length) {
-    io.err(`aicontrol-conformance: no check named ${unknown.join(", ")}; --list shows them all\n`);
-    return 2;
-  }
+  if (unknown.length) return usage(io, `no check named ${unknown.join(", ")}; --list shows them all`);
   for (const file of [options.json, options.junit, options.html, options.markdown]) {
     if (!file) continue;
     try { mkdirSync(dirname(resolve(file)), { recursive: true }); } catch (err) {
-      io.err(`aicontrol-conformance: cannot write ${file}: ${(err as NodeJS.ErrnoException).code}\n`);
-      return 2;
+      return usage(io, `cannot write ${file}: ${(err as NodeJS.ErrnoException).code}`);
     }
   }
 
@@ -87,7 +91,7 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
   try {
     target = await startTarget(options, io.env, token);
   } catch (err) {
-    if (err instanceof UsageError) { io.err(`aicontrol-conformance: ${err.message}\n`); return 2; }
+    if (err instanceof UsageError) return usage(io, err.message);
     if (!(err instanceof TargetError)) throw err;
     unreachable = redactDeep(err.message, token);
     io.err(`aicontrol-conformance: target unreachable: ${unreachable}\n`);
@@ -110,7 +114,8 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
       checkDeadlineMs: Math.max(30_000, options.timeoutMs * 15, options.runs * 100),
       timeBudgetMs: TIME_BUDGET[options.profile],
       runs: options.runs, seed: options.seed, profile: options.profile, strict: options.strict,
-      selected: ruleSelector(options, contract), onlyChecks, paths,
+      selected: ruleSelector(options, contract), onlyChecks,
+      cases, caseMode: options.replay || options.path ? "replay" : "corpus", baseline,
       replayCommand: (check, finding) => replayCommand(check, finding, options),
       shard: options.shard, durationMs: options.durationMs,
       reporters,
@@ -121,30 +126,62 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
     process.off("SIGTERM", stop);
     await target?.stop();
   }
-  if (unreachable) return 3;
-  return report.summary.fail + report.summary.error > 0 ? 1 : 0;
+  if (options.saveFailures) {
+    const saved = saveFailures(options.saveFailures, report);
+    if (saved) io.err(`aicontrol-conformance: saved ${saved} failing case${saved === 1 ? "" : "s"} to ${options.saveFailures}\n`);
+  }
+  if (previous) io.out(formatChanges(compareReports(previous, report), options.compare![0]!));
+  if (unreachable) return { code: 3, report };
+  return { code: verdictCode(report, baseline, contract, io), report };
+}
+
+function usage(io: Io, message: string): { code: number } {
+  io.err(`aicontrol-conformance: ${message}\nRun with --help for usage.\n`);
+  return { code: 2 };
+}
+
+/** 1 when a rule failed or could not be judged (beyond what the baseline accepts), or a baseline entry is stale. */
+function verdictCode(report: Report, baseline: Baseline | undefined, contract: Contract, io: Io): number {
+  if (!baseline) return report.summary.fail + report.summary.error > 0 ? 1 : 0;
+  const { known, stale, unexpected } = applyBaseline(report, baseline, contract.prefix);
+  io.out(`baseline ${baseline.file}: ${known.length} known failure${known.length === 1 ? "" : "s"} accepted, ${unexpected.length} new, ${stale.length} stale\n`);
+  for (const e of stale) io.out(`  STALE ${e.id}: it passes now, so remove it from the baseline (it said: ${e.reason})\n`);
+  for (const id of unexpected) io.out(`  NEW   ${id}\n`);
+  return unexpected.length + stale.length > 0 ? 1 : 0;
+}
+
+/** --compare OLD NEW: the verdict changes alone; 1 when a rule regressed. */
+function compareOnly(before: Report, after: Report, files: string[], io: Io): { code: number } {
+  const changes = compareReports(before, after);
+  io.out(formatChanges(changes, files[0]!));
+  return { code: changes.some((c) => c.worse) ? 1 : 0 };
+}
+
+/** Reads a JSON report written by this tool. */
+function readReportFile(file: string, flag: string): Report {
+  let report: Report;
+  try {
+    report = JSON.parse(readFileSync(file, "utf8")) as Report;
+  } catch (err) {
+    throw new Error(`cannot read ${flag} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  if (report?.schemaVersion !== 1 || !Array.isArray(report.rules)) throw new Error(`${flag} ${file} is not an aicontrol-conformance JSON report (schemaVersion 1)`);
+  return report;
 }
 
 /** --merge: one report from shard reports, through the same reporters as a run. */
-async function merge(options: Options, io: Io): Promise<number> {
-  let merged: Report;
-  try {
-    merged = mergeReports(options.merge!.map((file) => {
-      let report: Report;
-      try { report = JSON.parse(readFileSync(file, "utf8")) as Report; } catch (err) {
-        throw new Error(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-      }
-      if (report?.schemaVersion !== 1 || !Array.isArray(report.rules)) throw new Error(`${file} is not an aicontrol-conformance JSON report (schemaVersion 1)`);
-      return report;
-    }));
-  } catch (err) {
-    io.err(`aicontrol-conformance: --merge: ${(err as Error).message}\n`);
-    return 2;
+async function mergeOnly(reports: Report[], options: Options, baseline: Baseline | undefined, previous: Report | undefined, io: Io): Promise<{ code: number; report: Report }> {
+  const contract = loadContract();
+  const merged = mergeReports(reports);
+  if (baseline) {
+    const { known, stale } = applyBaseline(merged, baseline, contract.prefix);
+    merged.baseline = { file: baseline.file, known: known.map(({ id, reason }) => ({ id, reason })), stale: stale.map(({ id, reason }) => ({ id, reason })) };
   }
   for (const reporter of outputReporters(options, io)) {
     try { await reporter.onRunEnd?.(merged); } catch (err) { io.err(`reporter "${reporter.name}" failed: ${(err as Error).message}\n`); }
   }
-  return merged.summary.fail + merged.summary.error > 0 ? 1 : 0;
+  if (previous) io.out(formatChanges(compareReports(previous, merged), options.compare![0]!));
+  return { code: verdictCode(merged, baseline, contract, io), report: merged };
 }
 
 async function startTarget(options: Options, env: NodeJS.ProcessEnv, token: string | undefined): Promise<Target> {
@@ -185,27 +222,20 @@ function replayCommand(check: Check, finding: Finding, o: Options): string {
 
 const shellQuote = (s: string) => (/^[\w./:=@-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
-/** Reads a JSON report and picks its failing cases to run again. */
-function readReplay(file: string, o: Options): { paths: Map<string, string>; onlyChecks: Set<string>; seed: number } {
-  let report: Report;
-  try {
-    report = JSON.parse(readFileSync(file, "utf8")) as Report;
-  } catch (err) {
-    throw new Error(`cannot read --replay ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  if (report?.schemaVersion !== 1 || !Array.isArray(report.rules)) throw new Error(`--replay ${file} is not an aicontrol-conformance JSON report (schemaVersion 1)`);
-  const paths = new Map<string, string>();
+/** The failing cases of a report, to run again exactly. */
+function replayCases(report: Report, o: Options): { cases: Map<string, Case>; onlyChecks: Set<string> } {
+  const cases = new Map<string, Case>();
   const onlyChecks = new Set<string>();
   for (const rule of report.rules) {
     for (const check of rule.checks ?? []) {
       if (check.verdict !== "fail" && check.verdict !== "warn") continue;
       if (o.check?.length && !o.check.includes(check.id)) continue;
       onlyChecks.add(check.id);
-      if (check.path !== undefined) paths.set(check.id, check.path);
+      cases.set(check.id, { seed: check.seed ?? report.seed, path: check.path });
     }
   }
-  if (onlyChecks.size === 0) throw new Error(`--replay ${file} holds no failing case to replay`);
-  return { paths, onlyChecks, seed: report.seed };
+  if (onlyChecks.size === 0) throw new Error(`--replay: the report holds no failing case to replay`);
+  return { cases, onlyChecks };
 }
 
 /** After a replay: FIXED or STILL FAILING per replayed check. */

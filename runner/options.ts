@@ -40,6 +40,10 @@ export interface Options {
   durationMs?: number;
   /** Reports to merge into one (--merge a.json b.json ...). */
   merge?: string[];
+  baseline?: string;
+  saveFailures?: string;
+  /** A report to compare this run with, or two reports to compare with each other. */
+  compare?: string[];
 }
 
 const FLAGS = {
@@ -49,6 +53,7 @@ const FLAGS = {
   timeout: { type: "string" }, "start-timeout": { type: "string" }, strict: { type: "boolean" }, list: { type: "boolean" }, config: { type: "string" },
   json: { type: "string" }, junit: { type: "string" }, html: { type: "string" }, markdown: { type: "string" },
   shard: { type: "string" }, duration: { type: "string" }, merge: { type: "boolean" },
+  baseline: { type: "string" }, "save-failures": { type: "string" }, compare: { type: "string" },
   verbose: { type: "boolean" }, help: { type: "boolean", short: "h" }, version: { type: "boolean" },
 } as const;
 
@@ -75,6 +80,13 @@ Selection and generation
   --duration 10m         after the checks, fuzz with fresh seeds until the time is up
   --shard I/N            run every Nth check only (CI jobs); --merge a.json b.json ... joins the reports
 
+CI gates
+  --baseline FILE        known failures (YAML: known-failures: [{rule|check, reason}]) do not fail
+                         the run; an entry that now passes does (stale), so the list only shrinks
+  --save-failures DIR    save every failing case, a file per case in a folder per rule; later
+                         runs with the same DIR replay those cases first
+  --compare OLD.json     print which rules changed verdict since OLD (--compare OLD NEW: two reports)
+
 Output
   --json FILE  --junit FILE  --html FILE  --markdown FILE
   --list                 every rule, how it is observed and which checks cover it
@@ -91,7 +103,9 @@ export function parseOptions(argv: string[], contract: Contract, env: NodeJS.Pro
     throw new UsageError(`${(err as Error).message}${/token/i.test((err as Error).message) ? " (tokens come only from the environment: --token-env VAR)" : ""}`);
   }
   const flags = parsed.values as Record<string, unknown>;
-  if (parsed.positionals.length && !flags.merge) throw new UsageError(`unexpected argument "${parsed.positionals[0]}" (only --merge takes file names)`);
+  if (parsed.positionals.length && !flags.merge && !(flags.compare && parsed.positionals.length === 1)) {
+    throw new UsageError(`unexpected argument "${parsed.positionals[0]}" (only --merge and --compare OLD NEW take file names)`);
+  }
   const config = flags.config ? readConfig(flags.config as string) : {};
   const get = <T>(name: keyof typeof FLAGS): T | undefined => (flags[name] ?? config[name]) as T | undefined;
   const list = (name: "rules" | "skip" | "check"): string[] => {
@@ -135,6 +149,12 @@ export function parseOptions(argv: string[], contract: Contract, env: NodeJS.Pro
     const value = stringOption(get(key), key);
     if (value !== undefined) options[key] = value;
   }
+  const baseline = stringOption(get("baseline"), "baseline");
+  if (baseline !== undefined) options.baseline = baseline;
+  const saveFailures = stringOption(get("save-failures"), "save-failures");
+  if (saveFailures !== undefined) options.saveFailures = saveFailures;
+  const compare = stringOption(get("compare"), "compare");
+  if (compare !== undefined) options.compare = flags.merge ? [compare] : [compare, ...parsed.positionals];
   if (flags.merge) {
     if (parsed.positionals.length === 0) throw new UsageError("--merge takes the JSON reports to merge: --merge a.json b.json ...");
     options.merge = parsed.positionals;

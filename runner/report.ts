@@ -12,6 +12,8 @@ export interface Report {
   durationMs: number;
   /** Rules per verdict. */
   summary: Record<Verdict, number>;
+  /** With --baseline: known failures that did not fail the run, and entries that now pass. */
+  baseline?: { file: string; known: { id: string; reason: string }[]; stale: { id: string; reason: string }[] };
   rules: RuleReport[];
 }
 

@@ -4,6 +4,10 @@ import { preflight, type Blocker } from "../suites/preflight.js";
 import { VERDICT_ORDER, worst, type Check, type Finding, type Verdict } from "../suites/check.js";
 import { Connection, REDACTED } from "./connection.js";
 import type { Target } from "./target.js";
+import { applyBaseline, type Baseline, type BaselineEntry } from "./baseline.js";
+
+/** One exact case of a check: the seed, and the fast-check path of the shrunk input. */
+export interface Case { seed: number; path?: string }
 import { TOOL, type CheckReport, type Report, type RuleReport } from "./report.js";
 
 /** Subscribers to a run. Every hook is optional; one that throws is reported and the run goes on. */
@@ -37,8 +41,12 @@ export interface RunOptions {
   selected: (rule: RuleId) => boolean;
   /** Only these checks (by id), e.g. for a replay. */
   onlyChecks?: Set<string>;
-  /** Per check, the fast-check path of one case to replay. */
-  paths?: Map<string, string>;
+  /** Exact cases (seed and fast-check path) per check: replayed alone, or (corpus) first. */
+  cases?: Map<string, Case>;
+  /** "replay": a check with a case runs only it; "corpus": the case first, and a fresh run when it is fixed. */
+  caseMode?: "replay" | "corpus";
+  /** Known failures that do not fail the run (--baseline). */
+  baseline?: Baseline;
   replayCommand?: (check: Check, finding: Finding) => string;
   /** Run only shard `index` (1-based) of `count`. */
   shard?: { index: number; count: number };
@@ -75,7 +83,7 @@ export async function run(options: RunOptions): Promise<Report> {
   for (const [index, check] of chosen.entries()) {
     await emit("onCheckStart", check, index, chosen.length);
     const t0 = Date.now();
-    let finding: Finding = blocked && !blocked.stillRun.includes(check.id) ? { verdict: "error", message: blocked.problem } : await runCheck(check, options);
+    let finding: Finding = blocked && !blocked.stillRun.includes(check.id) ? { verdict: "error", message: blocked.problem } : await runWithCase(check, options, log);
     if (!blocked && (finding.verdict === "fail" || finding.verdict === "error")) blocked = await lostTarget(check, options);
     if (options.strict && finding.verdict === "warn") finding = { ...finding, verdict: "fail", message: `${finding.message} (a warning; --strict makes it a failure)` };
     const report = redactDeep(toCheckReport(check, finding, Date.now() - t0, options), options.token);
@@ -106,6 +114,11 @@ export async function run(options: RunOptions): Promise<Report> {
     target: { endpoint: options.targetInfo.endpoint, spawned: options.targetInfo.spawned, label: options.targetInfo.label },
     seed: options.seed, startedAt: new Date(started).toISOString(), durationMs: Date.now() - started, summary, rules,
   };
+  if (options.baseline) {
+    const { known, stale } = applyBaseline(report, options.baseline, contract.prefix);
+    const strip = ({ id, reason }: BaselineEntry) => ({ id, reason });
+    report.baseline = { file: options.baseline.file, known: known.map(strip), stale: stale.map(strip) };
+  }
   const redacted = redactDeep(report, options.token);
   await emit("onRunEnd", redacted);
   return redacted;
@@ -183,11 +196,22 @@ async function lostTarget(check: Check, o: RunOptions): Promise<Blocker | undefi
   }
 }
 
-async function runCheck(check: Check, o: RunOptions): Promise<Finding> {
+/** A check, with its saved or replayed case where there is one. */
+async function runWithCase(check: Check, o: RunOptions, log: (line: string) => void): Promise<Finding> {
+  const saved = o.cases?.get(check.id);
+  if (!saved) return runCheck(check, o);
+  const finding = await runCheck(check, o, saved);
+  if (o.caseMode !== "corpus") return finding;
+  const still = finding.verdict === "fail";
+  log(`corpus: ${still ? "STILL FAILING" : "FIXED"} ${check.id}`);
+  return still ? finding : runCheck(check, o);
+}
+
+async function runCheck(check: Check, o: RunOptions, exact?: Case): Promise<Finding> {
   const deadline = Date.now() + o.checkDeadlineMs;
   const harness = new Harness({
-    contract: o.contract, endpoint: o.target!, token: o.token, timeoutMs: o.timeoutMs, runs: o.runs, seed: o.seed, timeBudgetMs: o.timeBudgetMs,
-    path: o.paths?.get(check.id), deadline,
+    contract: o.contract, endpoint: o.target!, token: o.token, timeoutMs: o.timeoutMs, runs: o.runs, timeBudgetMs: o.timeBudgetMs,
+    seed: exact?.seed ?? o.seed, path: exact?.path, deadline,
   });
   let timer: NodeJS.Timeout | undefined;
   const overrun = new Promise<Finding>((resolve) => {

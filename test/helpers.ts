@@ -13,6 +13,7 @@ import type { Report } from "../runner/report.js";
 export const TEST_TOKEN = "conformance-test-token-7f3a";
 
 const ajv = new Ajv({ allErrors: true, strict: false });
+ajv.addFormat("date-time", (s: string) => /^\d{4}-\d\d-\d\dT/.test(s) && !Number.isNaN(Date.parse(s)));
 const validate = ajv.compile(JSON.parse(readFileSync(new URL("../reports/report.schema.json", import.meta.url), "utf8")) as object);
 
 /** Every report a test produces is checked against the shipped JSON Schema. */
