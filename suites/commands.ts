@@ -41,20 +41,27 @@ export const actLifecycle: Check = {
   requirement: "Enqueue one project-defined command and return {accepted: true, commandSeq: integer}, commandSeq increasing; every accepted command eventually emits exactly one command_completed with commandSeq, success and message, including unsupported or failed actions.",
   async run(ctx) {
     const types = await advertisedTypes(ctx, await ctx.session());
-    let lastSeq = -Infinity;
     return ctx.property(command({ types }), async (cmd) => {
       const conn = await ctx.session();
       const cursor = await latestSeq(ctx, conn);
-      const reply = await act(ctx, conn, cmd, "act");
-      const r = resultOf(reply);
-      if (r?.accepted !== true || !Number.isSafeInteger(r.commandSeq)) {
-        return fail(`act ${JSON.stringify(cmd)} was not accepted as {accepted: true, commandSeq: integer}.`, `{"accepted":true,"commandSeq":<integer>}`, describeReply(reply), ["method.act"]);
+      // The command twice: the second commandSeq must be above the first (a restart between cases resets them).
+      const seqs: number[] = [];
+      for (const id of ["act-1", "act-2"]) {
+        const reply = await act(ctx, conn, cmd, id);
+        const r = resultOf(reply);
+        if (r?.accepted !== true || !Number.isSafeInteger(r.commandSeq)) {
+          return fail(`act ${JSON.stringify(cmd)} was not accepted as {accepted: true, commandSeq: integer}.`, `{"accepted":true,"commandSeq":<integer>}`, describeReply(reply), ["method.act"]);
+        }
+        const seq = r.commandSeq as number;
+        if (seqs.length && seq <= seqs[0]!) return fail(`commandSeq went from ${seqs[0]} to ${seq}.`, "commandSeq strictly increasing", describeReply(reply), ["method.act"]);
+        seqs.push(seq);
       }
-      const seq = r.commandSeq as number;
-      if (seq <= lastSeq) return fail(`commandSeq went from ${lastSeq} to ${seq}.`, "commandSeq strictly increasing", describeReply(reply), ["method.act"]);
-      lastSeq = seq;
-      const done = await collectCompletions(ctx, conn, cursor, new Set([seq]));
-      return judgeCompletion(done.get(seq), seq, cmd, ["integration.command-completion"]) ?? pass("completed");
+      const done = await collectCompletions(ctx, conn, cursor, new Set(seqs));
+      for (const seq of seqs) {
+        const broken = judgeCompletion(done.get(seq), seq, cmd, ["integration.command-completion"]);
+        if (broken) return broken;
+      }
+      return pass("completed");
     }, { restartAfterFailure: true });
   },
 };

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import type { Contract } from "../protocol/contract.js";
 import { Connection, ConnectError, type TranscriptEntry } from "../runner/connection.js";
-import { HarnessError, Violation, type CallOptions, type CheckContext, type Finding, type PropertyOptions, type ReadOptions, type Reply } from "./check.js";
+import { describeReply, HarnessError, Violation, type CallOptions, type CheckContext, type Finding, type PropertyOptions, type ReadOptions, type Reply } from "./check.js";
 import { judgeResponse } from "./judge.js";
 
 /** How the harness reaches the bridge; the runner provides it. */
@@ -71,7 +71,8 @@ export class Harness implements CheckContext {
     const conn = await this.connect();
     if (!this.options.token) return conn;
     const reply = await this.call(conn, this.authRequest());
-    if (reply.kind !== "response" || reply.response.error || (reply.response.result as { authorized?: unknown })?.authorized !== true) {
+    if (reply.kind !== "response") throw new Unserved(`The bridge did not answer auth on a new connection: ${describeReply(reply)}.`);
+    if (reply.response.error || (reply.response.result as { authorized?: unknown })?.authorized !== true) {
       throw new HarnessError("auth with the configured token did not authorize the connection: check --token-env and the bridge's token");
     }
     return conn;
@@ -183,7 +184,11 @@ export class Harness implements CheckContext {
   }
 }
 
+/** The bridge left a new connection unserved: a failure of the check, not of the harness. */
+class Unserved extends Error {}
+
 function toFinding(err: unknown): Finding {
+  if (err instanceof Unserved) return { verdict: "fail", message: err.message, expected: "a response", actual: "none" };
   if (err instanceof Violation) return { verdict: "fail", message: err.message, expected: err.expected, actual: err.actual, rules: [err.rule] };
   if (err instanceof ConnectError) return { verdict: "fail", message: `The bridge stopped accepting connections (${err.code}).`, expected: "a TCP connection is accepted", actual: err.message };
   if (err instanceof HarnessError) return { verdict: "error", message: err.message };

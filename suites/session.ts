@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { nonStandardJson } from "../generators/nonStandardJson.js";
 import type { RuleId } from "../protocol/contract.js";
 import type { Connection } from "../runner/connection.js";
-import { describeReply, errorCode, pass, resultOf, rpc, Violation, type Check, type CheckContext, type Reply } from "./check.js";
+import { describeReply, errorCode, fail, pass, resultOf, rpc, Violation, type Check, type CheckContext, type Reply } from "./check.js";
 import { collectCompletions, judgeEvents, latestSeq } from "./events.js";
 
 /** What the session should look like from the client's side. `authorized` undefined: not known (after garbage). */
@@ -149,7 +149,13 @@ export const statefulSession: Check = {
       const conn = await ctx.session();
       const real: Real = { ctx, conn, accepted: new Set(), cursor0: await latestSeq(ctx, conn), step: 0 };
       const model: Model = { open: true, token: ctx.tokenConfigured, authorized: true, observationSeq: -Infinity, commandSeq: -Infinity, cursor: real.cursor0 };
-      await fc.asyncModelRun(() => ({ model, real }), cmds);
+      try {
+        await fc.asyncModelRun(() => ({ model, real }), cmds);
+      } catch (err) {
+        // A session that goes wrong fails the smoke rule as well as the rule it broke.
+        if (err instanceof Violation) return fail(err.message, err.expected, err.actual, ["validation.protocol-smoke", err.rule]);
+        throw err;
+      }
       if (real.accepted.size) {
         const watcher = await ctx.session();
         const done = await collectCompletions(ctx, watcher, real.cursor0, real.accepted);

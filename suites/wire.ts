@@ -151,7 +151,8 @@ export const overLimit: Check = {
         return fail("The bridge ran the request that followed the limit inside an oversized line.", "the whole oversized line rejected", `a response with id "${TAIL_ID}"`);
       }
       if (first.kind === "closed" || first.kind === "reset") return pass("closed");
-      const reply: Reply = first.kind === "line" ? { kind: "response", response: ctx.judge(first.bytes, null), raw: first.bytes } : first;
+      // A bridge without a limit answers the padded ping with its own id: judged below as not rejecting it.
+      const reply: Reply = first.kind === "line" ? { kind: "response", response: ctx.judge(first.bytes, line.tail ? null : "oversized"), raw: first.bytes } : first;
       if (errorCode(reply) === ctx.contract.codes["error.invalid-request"]) return pass("rejected");
       return fail(`A line ${line.excess} bytes over the limit was not rejected.`, "-32600 with id null, and/or the connection closed", describeReply(reply));
     }, { liveness: true }),

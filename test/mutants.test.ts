@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { mutants } from "../bridges/mutants/index.js";
+import { allChecks } from "../suites/index.js";
 import { problems, runSuite, verdictOf } from "./helpers.js";
 
 /** Small limits and a quick game loop, so filling the history takes a moment, not seconds. */
@@ -27,10 +28,18 @@ describe("the reference bridge", () => {
 });
 
 describe.each(mutants.map((m) => [m.name, m] as const))("mutant %s", (_name, mutant) => {
-  it(`${mutant.verdict}s on ${mutant.breaks} (${mutant.description})`, async () => {
+  it(`${mutant.verdict}s ${mutant.check} on ${mutant.breaks} (${mutant.description})`, async () => {
     const report = await runSuite((token) => mutant.create({ token, ...FAST }), { rules: [mutant.breaks], timeoutMs: 400 });
     expect(verdictOf(report, mutant.breaks)).toBe(mutant.verdict);
+    const rule = report.rules.find((r) => r.id.endsWith(`.${mutant.breaks}`))!;
+    expect(rule.checks.find((c) => c.id === mutant.check)?.verdict).toBe(mutant.verdict);
   });
+});
+
+it("every check is proven able to fail by a mutant", () => {
+  const proven = new Set(mutants.map((m) => m.check));
+  expect(allChecks.map((c) => c.id).filter((id) => !proven.has(id))).toEqual([]);
+  for (const m of mutants) expect(allChecks.find((c) => c.id === m.check)?.rules).toContain(m.breaks);
 });
 
 describe("a bridge whose game loop dies on one ill-typed field", () => {
