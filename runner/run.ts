@@ -149,6 +149,8 @@ function shardFilter(checks: readonly Check[], shard: RunOptions["shard"]): (che
 /** Time-boxed fuzzing after the fixed pass: every check again with fresh seeds until the deadline; the worst finding stays. */
 async function fuzzUntil(end: number, checks: Check[], results: Map<string, { check: Check; finding: Finding; report: CheckReport }>, o: RunOptions, log: (line: string) => void): Promise<void> {
   let round = 0;
+  let lastLog = Date.now();
+  let lastFailing = [...results.values()].filter((r) => r.finding.verdict === "fail").length;
   while (Date.now() < end - 1000) {
     round++;
     for (const check of checks) {
@@ -165,7 +167,12 @@ async function fuzzUntil(end: number, checks: Check[], results: Map<string, { ch
       }
     }
     const failing = [...results.values()].filter((r) => r.finding.verdict === "fail").length;
-    log(`fuzzing: round ${round} done, ${failing} failing checks, ${Math.max(0, Math.round((end - Date.now()) / 1000))} s left`);
+    // A progress line now and then (and when something new fails), not one per round.
+    if (Date.now() - lastLog >= 5000 || failing !== lastFailing || Date.now() >= end - 1000) {
+      log(`fuzzing: round ${round} done, ${failing} failing checks, ${Math.max(0, Math.round((end - Date.now()) / 1000))} s left`);
+      lastLog = Date.now();
+      lastFailing = failing;
+    }
   }
 }
 
@@ -221,7 +228,7 @@ async function runCheck(check: Check, o: RunOptions, exact?: Case): Promise<Find
     return await Promise.race([harness.runCase(() => check.run(harness)), overrun]);
   } finally {
     clearTimeout(timer);
-    harness.closeAll();
+    harness.stop();
   }
 }
 

@@ -45,7 +45,20 @@ export class Harness implements CheckContext {
     this.tokenConfigured = Boolean(options.token);
   }
 
+  /** Set once the check is over (or out of time): a late continuation must not touch the bridge. */
+  private stopped = false;
+
+  stop(): void {
+    this.stopped = true;
+    this.closeAll();
+  }
+
+  private get expired(): boolean {
+    return this.stopped || Date.now() >= this.options.deadline;
+  }
+
   async connect(options: { alongside?: boolean } = {}): Promise<Connection> {
+    if (this.expired) throw new HarnessError("the check ran out of time");
     if (!options.alongside) this.closeAll();
     const { host, port } = this.options.endpoint;
     const n = ++this.connections;
@@ -102,6 +115,7 @@ export class Harness implements CheckContext {
 
   async alive(): Promise<boolean> {
     this.closeAll();
+    if (this.expired) return true; // out of time: no verdict, and above all no restart
     try {
       const conn = await this.session();
       const reply = await this.call(conn, { jsonrpc: this.contract.jsonrpc, id: "liveness", method: "ping", params: {} });
@@ -123,7 +137,7 @@ export class Harness implements CheckContext {
     const noShrink = options.restartAfterFailure && !restart;
     const result = await fc.check(
       fc.asyncProperty(arbitrary, async (input) => {
-        if (harnessError) return true; // stop shrinking towards a harness fault
+        if (harnessError || this.expired) return true; // stop shrinking towards a harness fault or past the deadline
         const finding = await this.runCase(async () => {
           const f = await judge(input);
           if (!options.liveness) return f;
@@ -133,7 +147,10 @@ export class Harness implements CheckContext {
           }
           return f;
         });
-        if (finding.verdict === "error") { harnessError = new HarnessError(finding.message); return true; }
+        if (finding.verdict === "error") {
+          if (!this.expired) harnessError = new HarnessError(finding.message);
+          return true;
+        }
         if (finding.verdict === "fail") {
           failure = finding;
           if (options.restartAfterFailure) await restart?.();
@@ -146,7 +163,8 @@ export class Harness implements CheckContext {
         numRuns: options.runs ?? this.runs,
         seed: this.options.seed,
         ...(this.options.path ? { path: this.options.path } : {}),
-        interruptAfterTimeLimit: Math.max(1, this.options.deadline - Date.now() - this.timeoutMs * 2),
+        // Leave time to finish the case under way and report; at least half of what is left goes to cases.
+        interruptAfterTimeLimit: Math.max(1, Math.max((this.options.deadline - Date.now()) / 2, this.options.deadline - Date.now() - this.timeoutMs * 2)),
         markInterruptAsFailure: false,
         endOnFailure: noShrink,
       },
@@ -156,6 +174,7 @@ export class Harness implements CheckContext {
       const note = noShrink ? " (not shrunk: a bridge at an endpoint cannot be restarted between attempts, so this is the first failing case)" : "";
       return { ...failure, message: failure.message + note, counterexample: fc.stringify(result.counterexample?.[0]), seed: result.seed, path: result.counterexamplePath ?? undefined };
     }
+    if (result.failed && result.interrupted) return { verdict: "error", message: `no generated case finished within the check's deadline (${result.numRuns} ran)` };
     if (result.failed) return { verdict: "error", message: `the property could not be run: ${String(result.errorInstance ?? "unknown error")}` };
     if (warning) return warning;
     const note = result.interrupted ? ` (interrupted by the deadline after ${result.numRuns} cases)` : "";
