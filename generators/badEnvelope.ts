@@ -1,9 +1,13 @@
 import fc from "fast-check";
+import { requestId } from "./requestId.js";
 
 export interface BadEnvelopeConstraints {
   /** Include faults the contract forbids but lenient bridges accept (missing params, missing id). Default: true. */
   leniencies?: boolean;
 }
+
+/** The one fault, applied to a valid request with an id of any JSON type. */
+type Fault = fc.Arbitrary<{ fault: string; lenient: boolean; change: (request: Record<string, unknown>) => unknown }>;
 
 export interface BadEnvelope {
   /** What is wrong, in words. */
@@ -14,25 +18,26 @@ export interface BadEnvelope {
   request: unknown;
 }
 
-const base = () => ({ jsonrpc: "2.0", id: 7, method: "ping", params: {} as unknown });
 const nonObject = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.string({ maxLength: 8 }), fc.array(fc.integer(), { maxLength: 3 }));
+const set = (key: string, value: unknown) => (r: Record<string, unknown>) => ({ ...r, [key]: value });
+const drop = (key: string) => (r: Record<string, unknown>) => { const { [key]: _, ...rest } = r; return rest; };
 
-/** Valid JSON that breaks the request envelope in exactly one place. */
+/** Valid JSON that breaks the request envelope in exactly one place; ids of every JSON type, so error replies show how they echo them. */
 export function badEnvelope(constraints: BadEnvelopeConstraints = {}): fc.Arbitrary<BadEnvelope> {
   const { leniencies = true } = constraints;
-  const without = (key: string) => { const r: Record<string, unknown> = base(); delete r[key]; return r; };
-  const strict: fc.Arbitrary<BadEnvelope>[] = [
-    fc.constant({ fault: "jsonrpc missing", lenient: false, request: without("jsonrpc") }),
-    fc.constantFrom<unknown>(2, 2.0, "2", "1.0", "2.0 ", null, "", ["2.0"]).map((v) => ({ fault: `jsonrpc ${JSON.stringify(v)}`, lenient: false, request: { ...base(), jsonrpc: v } })),
-    fc.constant({ fault: "method missing", lenient: false, request: without("method") }),
+  const strict: Fault[] = [
+    fc.constant({ fault: "jsonrpc missing", lenient: false, change: drop("jsonrpc") }),
+    fc.constantFrom<unknown>(2, 2.0, "2", "1.0", "2.0 ", null, "", ["2.0"]).map((v) => ({ fault: `jsonrpc ${JSON.stringify(v)}`, lenient: false, change: set("jsonrpc", v) })),
+    fc.constant({ fault: "method missing", lenient: false, change: drop("method") }),
     fc.oneof(fc.constant(""), nonObject.filter((v) => typeof v !== "string" || v === ""), fc.constant({ name: "ping" }))
-      .map((v) => ({ fault: `method ${JSON.stringify(v)}`, lenient: false, request: { ...base(), method: v } })),
-    nonObject.map((v) => ({ fault: `params ${JSON.stringify(v)}`, lenient: false, request: { ...base(), params: v } })),
-    nonObject.map((v) => ({ fault: `root is ${Array.isArray(v) ? "an array" : v === null ? "null" : typeof v}`, lenient: false, request: v })),
+      .map((v) => ({ fault: `method ${JSON.stringify(v)}`, lenient: false, change: set("method", v) })),
+    nonObject.map((v) => ({ fault: `params ${JSON.stringify(v)}`, lenient: false, change: set("params", v) })),
+    nonObject.map((v) => ({ fault: `root is ${Array.isArray(v) ? "an array" : v === null ? "null" : typeof v}`, lenient: false, change: () => v })),
   ];
-  const lenient: fc.Arbitrary<BadEnvelope>[] = [
-    fc.constant({ fault: "params missing", lenient: true, request: without("params") }),
-    fc.constant({ fault: "id missing", lenient: true, request: without("id") }),
+  const lenient: Fault[] = [
+    fc.constant({ fault: "params missing", lenient: true, change: drop("params") }),
+    fc.constant({ fault: "id missing", lenient: true, change: drop("id") }),
   ];
-  return fc.oneof(...strict, ...(leniencies ? lenient : []));
+  return fc.tuple(fc.oneof(...strict, ...(leniencies ? lenient : [])), requestId({ structured: false }))
+    .map(([{ fault, lenient: isLenient, change }, id]) => ({ fault, lenient: isLenient, request: change({ jsonrpc: "2.0", id, method: "ping", params: {} }) }));
 }

@@ -22,6 +22,13 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
   const clear = () => { if (live) out("\r\x1b[K"); };
   let started = Date.now();
   let failures = 0;
+  let current: { id: string; index: number; total: number } | undefined;
+  let ticker: NodeJS.Timeout | undefined;
+  const progress = () => {
+    if (!current) return;
+    clear();
+    out(pc.dim(`  [${current.index + 1}/${current.total}] ${current.id} · ${failures} failing · ${((Date.now() - started) / 1000).toFixed(1)} s`));
+  };
   return {
     name: "console",
     onRunStart({ target, seed, checks, profile, strict }) {
@@ -32,17 +39,22 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
     },
     onCheckStart(check, index, total) {
       if (!live) return;
-      clear();
-      out(pc.dim(`  [${index + 1}/${total}] ${check.id} · ${failures} failing · ${((Date.now() - started) / 1000).toFixed(1)} s`));
+      current = { id: check.id, index, total };
+      progress();
+      // Keep the elapsed time moving through a long check.
+      ticker ??= setInterval(progress, 1000).unref();
     },
     onCheckEnd(check, result) {
       if (result.verdict === "fail" || result.verdict === "error") failures++;
+      current = undefined;
       clear();
       // Live: passing checks only move the progress line; the rest stay on screen.
       if (live && result.verdict === "pass") return;
       line(`  ${PAINT[result.verdict](MARK[result.verdict])} ${check.id} ${pc.dim(`${result.durationMs ?? 0} ms`)}${result.verdict === "pass" ? "" : pc.dim(` · ${firstLine(result.message)}`)}`);
     },
     onRunEnd(report) {
+      clearInterval(ticker);
+      current = undefined;
       clear();
       line();
       printTable(report, line);

@@ -1,5 +1,5 @@
 import type fc from "fast-check";
-import type { Contract, RuleId } from "../protocol/contract.js";
+import type { Contract, ErrorRuleId, RuleId } from "../protocol/contract.js";
 import type { Connection, ReadResult, TranscriptEntry } from "../runner/connection.js";
 
 export type Verdict = "pass" | "fail" | "warn" | "skip" | "error";
@@ -138,4 +138,12 @@ export function resultOf(reply: Reply): Record<string, unknown> | undefined {
   if (reply.kind !== "response" || reply.response.error) return undefined;
   const r = reply.response.result;
   return typeof r === "object" && r !== null && !Array.isArray(r) ? (r as Record<string, unknown>) : undefined;
+}
+
+/** Sends `request` on a fresh session; passes when the reply is the error of rule `code`. */
+export async function expectError(ctx: CheckContext, request: object, code: ErrorRuleId, what: string): Promise<Finding> {
+  const reply = await ctx.call(await ctx.session(), request);
+  const expected = ctx.contract.codes[code];
+  if (errorCode(reply) === expected) return pass("rejected");
+  return fail(`${what} was not rejected with ${expected}.`, String(expected), describeReply(reply));
 }
