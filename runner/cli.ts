@@ -5,7 +5,7 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ContractError, loadContract, type Contract } from "../protocol/contract.js";
 import { allChecks } from "../suites/index.js";
-import type { Check, Finding } from "../suites/check.js";
+import { worst, type Check, type Finding } from "../suites/check.js";
 import { consoleReporter } from "../reports/console.js";
 import { jsonReporter } from "../reports/json.js";
 import { junitReporter } from "../reports/junit.js";
@@ -15,7 +15,7 @@ import { parseOptions, ruleSelector, TIME_BUDGET, UsageError, USAGE, type Option
 import { run, redactDeep, type Reporter } from "./run.js";
 import { embeddedTarget, endpointTarget, isLoopback, spawnTarget, TargetError, type Target } from "./target.js";
 import { formatHostPort } from "./connection.js";
-import { TOOL, type Report } from "./report.js";
+import { TOOL, type CheckReport, type Report } from "./report.js";
 import { mergeReports } from "./merge.js";
 import { applyBaseline, loadBaseline, type Baseline } from "./baseline.js";
 import { compareReports, formatChanges } from "./compare.js";
@@ -238,17 +238,20 @@ function replayCases(report: Report, o: Options): { cases: Map<string, Case>; on
   return { cases, onlyChecks };
 }
 
-/** After a replay: FIXED or STILL FAILING per replayed check. */
+/** After a replay: FIXED or STILL FAILING per replayed check (by its worst entry across rules). */
 function replayVerdicts(io: Io, only: Set<string> | undefined): Reporter {
   return {
     name: "replay",
     onRunEnd(report) {
-      const seen = new Set<string>();
+      const worstEntry = new Map<string, CheckReport>();
       for (const rule of report.rules) for (const check of rule.checks) {
-        if (seen.has(check.id) || (only && !only.has(check.id))) continue;
-        seen.add(check.id);
+        if (only && !only.has(check.id)) continue;
+        const known = worstEntry.get(check.id);
+        if (!known || worst(known.verdict, check.verdict) !== known.verdict) worstEntry.set(check.id, check);
+      }
+      for (const [id, check] of worstEntry) {
         const still = check.verdict === "fail" || check.verdict === "error" || check.verdict === "warn";
-        io.out(`${still ? "STILL FAILING" : "FIXED"} ${check.id}${still ? `: ${check.message}` : ""}\n`);
+        io.out(`${still ? "STILL FAILING" : "FIXED"} ${id}${still ? `: ${check.message}` : ""}\n`);
       }
     },
   };

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { nonStandardJson } from "../generators/nonStandardJson.js";
 import { unknownMethod } from "../generators/unknownMethod.js";
 import { unauthorizedCall } from "../generators/unauthorizedCall.js";
-import { describeReply, errorCode, expectError, fail, pass, resultOf, rpc, skip, warn, type Check } from "./check.js";
+import { describeReply, errorCode, expectError, fail, pass, resultOf, rpc, skip, Violation, warn, type Check, type Reply } from "./check.js";
 
 const NO_TOKEN = "no token configured (--token-env): the bridge does not require one, so authorization is not exercised";
 
@@ -15,7 +15,14 @@ export const nonJson: Check = {
     ctx.property(nonStandardJson(), async ({ kind, text }) => {
       const conn = await ctx.session();
       // A lenient parser may read the template's id 1; that is judged below as accepting non-JSON.
-      const reply = await ctx.call(conn, text, { expectId: 1, orNullId: true });
+      let reply: Reply;
+      try {
+        reply = await ctx.call(conn, text, { expectId: 1, orNullId: true });
+      } catch (err) {
+        // Answering non-JSON with a broken reply (e.g. echoing NaN) fails both rules.
+        if (err instanceof Violation) return fail(`Malformed JSON (${kind}) was not rejected, and the reply broke ${err.rule}: ${err.message}`, "-32700 (id null)", err.actual, ["error.parse", err.rule]);
+        throw err;
+      }
       if (errorCode(reply) === ctx.contract.codes["error.parse"]) return pass("rejected");
       if (reply.kind === "closed" || reply.kind === "reset") return warn(`Malformed JSON (${kind}) was answered by closing the connection.`, "-32700 (id null)", describeReply(reply));
       if (kind === "bom" && resultOf(reply)) return warn("A line starting with a byte order mark was accepted (RFC 8259 lets parsers ignore it).", "-32700 (id null)", describeReply(reply));

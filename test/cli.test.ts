@@ -178,6 +178,21 @@ describe("CLI --spawn", () => {
     expect(report.rules.find((x) => x.id.endsWith("method.ping"))!.verdict).toBe("pass");
   });
 
+  it("shrinks a game loop that dies on one ill-typed field to the minimal command, restarting the bridge per attempt, and replays it", async () => {
+    const spawn = `${bridgeCli} --mutant drain-dies-on-ill-typed --drain-ms 2`;
+    const json = join(dir, "drain.json");
+    const env = { ...process.env, FONLINE_AI_TOKEN: TEST_TOKEN };
+    const r = await cli(["--spawn", spawn, "--rules", "command.*", "--seed", "9", "--timeout", "500", "--json", json], env);
+    expect(r.code).toBe(1);
+    const check = readReport(json).rules.flatMap((x) => x.checks).find((c) => c.id === "integration.command-completion/field-types" && c.verdict === "fail")!;
+    const minimal = JSON.parse(check.counterexample!) as Record<string, unknown>;
+    expect(Object.keys(minimal)).toHaveLength(2);
+    expect(check.replay).toContain(`--spawn '${spawn}'`);
+    const replay = await cli(["--spawn", spawn, "--timeout", "500", "--check", check.id, "--seed", String(check.seed), "--path", check.path!], env);
+    expect(replay.out).toContain(`STILL FAILING ${check.id}`);
+    expect(replay.out).not.toContain("FIXED");
+  });
+
   it("exits 3 with the bridge's stderr when it dies before its ready line", async () => {
     const r = await cli(["--spawn", `node -e "console.error('boom: no config'); process.exit(4)"`, "--json", join(dir, "dead.json")]);
     expect(r.code).toBe(3);
