@@ -96,7 +96,13 @@ export async function runCli(argv: string[], io: Io = processIo): Promise<{ code
     unreachable = redactDeep(err.message, token);
     io.err(`aicontrol-conformance: target unreachable: ${unreachable}\n`);
   }
-  const stop = () => { void target?.stop(); };
+  // Ctrl-C: finish the check under way, skip the rest, write every report, then exit 130.
+  const interrupt = new AbortController();
+  const stop = () => {
+    io.err("aicontrol-conformance: interrupted; writing the report of what ran (press again to quit at once)\n");
+    interrupt.abort();
+    process.once("SIGINT", () => process.exit(130));
+  };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
 
@@ -117,7 +123,7 @@ export async function runCli(argv: string[], io: Io = processIo): Promise<{ code
       selected: ruleSelector(options, contract), onlyChecks,
       cases, caseMode: options.replay || options.path ? "replay" : "corpus", baseline,
       replayCommand: (check, finding) => replayCommand(check, finding, options),
-      shard: options.shard, durationMs: options.durationMs,
+      shard: options.shard, durationMs: options.durationMs, signal: interrupt.signal,
       reporters,
       log: (line) => io.err(line + "\n"),
     });
@@ -132,6 +138,7 @@ export async function runCli(argv: string[], io: Io = processIo): Promise<{ code
   }
   if (previous) io.out(formatChanges(compareReports(previous, report), options.compare![0]!));
   if (unreachable) return { code: 3, report };
+  if (interrupt.signal.aborted) return { code: 130, report };
   return { code: verdictCode(report, baseline, contract, io), report };
 }
 

@@ -179,6 +179,7 @@ export function parseDuration(text: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
   const ms = m ? Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? "s") as "s"] : NaN;
   if (!Number.isFinite(ms) || ms <= 0) throw new UsageError(`--duration takes a time such as 90s, 10m or 1h, not "${text}"`);
+  if (ms > 7 * 24 * 3_600_000) throw new UsageError(`--duration must be at most a week, not "${text}"`);
   return ms;
 }
 
@@ -211,9 +212,13 @@ function stringOption(value: unknown, name: string): string | undefined {
   return String(value);
 }
 
+/** The longest wait any timer here can express (and far more than any bridge should need). */
+const MAX_MS = 3_600_000;
+
 function positiveNumber(value: unknown, flag: string, unit: string): number {
   const n = typeof value === "number" ? value : Number(String(value).trim() === "" ? NaN : value);
   if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${flag} must be a finite positive number of ${unit}, not "${value}"`);
+  if (n > MAX_MS) throw new UsageError(`${flag} must be at most ${MAX_MS} ${unit} (one hour), not ${value}`);
   return n;
 }
 

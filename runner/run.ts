@@ -52,6 +52,8 @@ export interface RunOptions {
   shard?: { index: number; count: number };
   /** After the fixed pass, fuzz with fresh seeds until this much time has passed since the start. */
   durationMs?: number;
+  /** Interrupts the run (Ctrl-C): the checks left are skipped and the report is still written. */
+  signal?: AbortSignal;
   reporters: Reporter[];
   log?: (line: string) => void;
 }
@@ -83,14 +85,15 @@ export async function run(options: RunOptions): Promise<Report> {
   for (const [index, check] of chosen.entries()) {
     await emit("onCheckStart", check, index, chosen.length);
     const t0 = Date.now();
-    let finding: Finding = blocked && !blocked.stillRun.includes(check.id) ? { verdict: "error", message: blocked.problem } : await runWithCase(check, options, log);
+    if (options.signal?.aborted) blocked = INTERRUPTED;
+    let finding: Finding = blocked && !blocked.stillRun.includes(check.id) ? { verdict: blocked === INTERRUPTED ? "skip" : "error", message: blocked.problem } : await runWithCase(check, options, log);
     if (!blocked && (finding.verdict === "fail" || finding.verdict === "error")) blocked = await lostTarget(check, options);
     if (options.strict && finding.verdict === "warn") finding = { ...finding, verdict: "fail", message: `${finding.message} (a warning; --strict makes it a failure)` };
     const report = redactDeep(toCheckReport(check, finding, Date.now() - t0, options), options.token);
     results.set(check.id, { check, finding, report });
     await emit("onCheckEnd", check, report);
   }
-  if (options.durationMs && !blocked) await fuzzUntil(started + options.durationMs, chosen, results, options, log);
+  if (options.durationMs && !blocked && !options.signal?.aborted) await fuzzUntil(started + options.durationMs, chosen, results, options, log);
 
   const rules: RuleReport[] = contract.rules.map((rule) => {
     const entries: CheckReport[] = [];
@@ -134,6 +137,7 @@ export async function run(options: RunOptions): Promise<Report> {
 }
 
 export const SHARD_REASON = "checked in another shard";
+const INTERRUPTED: Blocker = { problem: "not run: the run was interrupted", stillRun: [] };
 
 export function summarize(rules: RuleReport[]): Record<Verdict, number> {
   return Object.fromEntries(VERDICT_ORDER.map((v) => [v, rules.filter((r) => r.verdict === v).length])) as Record<Verdict, number>;
@@ -151,11 +155,11 @@ async function fuzzUntil(end: number, checks: Check[], results: Map<string, { ch
   let round = 0;
   let lastLog = Date.now();
   let lastFailing = [...results.values()].filter((r) => r.finding.verdict === "fail").length;
-  while (Date.now() < end - 1000) {
+  while (Date.now() < end - 1000 && !o.signal?.aborted) {
     round++;
     for (const check of checks) {
       const left = end - Date.now();
-      if (left < 1000) break;
+      if (left < 1000 || o.signal?.aborted) break;
       const seed = (o.seed + round * 7919) | 0;
       const finding = await runCheck(check, { ...o, seed, checkDeadlineMs: Math.min(o.checkDeadlineMs, left) });
       const known = results.get(check.id)!;

@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { spawn } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
 import { main } from "../runner/cli.js";
 import { ReferenceBridge } from "../bridges/reference/bridge.js";
@@ -30,6 +31,7 @@ describe("CLI usage errors exit 2 with a clear message", () => {
     [["--timeout", "NaN"], /--timeout must be a finite positive number/],
     [["--timeout=-5"], /--timeout must be a finite positive number/],
     [["--timeout", "Infinity"], /--timeout must be a finite positive number/],
+    [["--timeout", "1e10"], /--timeout must be at most 3600000/],
     [["--endpoint", "127.0.0.1:0"], /port from 1 to 65535/],
     [["--endpoint", "127.0.0.1:70000"], /port from 1 to 65535/],
     [["--endpoint", "nonsense"], /must be HOST:PORT/],
@@ -151,6 +153,23 @@ describe("CLI against a target", () => {
     const report = readReport(json);
     expect(report.target.spawned).toBe(true);
     expect(report.rules.find((x) => x.id.endsWith("error.unauthorized"))!.verdict).toBe("pass");
+  });
+});
+
+describe("CLI interrupted", () => {
+  it("on Ctrl-C finishes the check under way, skips the rest, writes the report and exits 130", async () => {
+    const json = join(dir, "interrupted.json");
+    const child = spawn(process.execPath, ["dist/runner/cli.js", "--json", json], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+      if (out.includes("✓")) child.kill("SIGINT"); // once the first check has finished
+    });
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    expect(code).toBe(130);
+    const report = readReport(json);
+    expect(report.rules.some((r) => r.checks.some((c) => c.message === "not run: the run was interrupted"))).toBe(true);
+    expect(report.rules.find((r) => r.id.endsWith("method.ping"))!.verdict).toBe("pass");
   });
 });
 
