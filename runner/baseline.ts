@@ -70,3 +70,10 @@ export function applyBaseline(report: Report, baseline: Baseline, prefix: string
     .map((r) => r.id);
   return { known, stale, unexpected };
 }
+
+/** The report's record of the baseline: what it accepted and what is stale. */
+export function baselineSection(report: Report, baseline: Baseline, prefix: string): NonNullable<Report["baseline"]> {
+  const { known, stale } = applyBaseline(report, baseline, prefix);
+  const strip = ({ id, reason }: BaselineEntry) => ({ id, reason });
+  return { file: baseline.file, known: known.map(strip), stale: stale.map(strip) };
+}

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, realpathSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ContractError, loadContract, type Contract } from "../protocol/contract.js";
+import { contract as shippedContract, type Contract } from "../protocol/contract.js";
 import { allChecks } from "../suites/index.js";
 import { worst, type Check, type Finding } from "../suites/check.js";
 import { consoleReporter } from "../reports/console.js";
@@ -12,15 +12,14 @@ import { junitReporter } from "../reports/junit.js";
 import { htmlReporter } from "../reports/html.js";
 import { markdownReporter } from "../reports/markdown.js";
 import { parseOptions, ruleSelector, TIME_BUDGET, UsageError, USAGE, type Options } from "./options.js";
-import { run, redactDeep, type Reporter } from "./run.js";
+import { run, redactDeep, type Case, type Reporter } from "./run.js";
 import { embeddedTarget, endpointTarget, isLoopback, spawnTarget, TargetError, type Target } from "./target.js";
 import { formatHostPort } from "./connection.js";
 import { TOOL, type CheckReport, type Report } from "./report.js";
 import { mergeReports } from "./merge.js";
-import { applyBaseline, loadBaseline, type Baseline } from "./baseline.js";
+import { applyBaseline, baselineSection, loadBaseline, type Baseline } from "./baseline.js";
 import { compareReports, formatChanges } from "./compare.js";
 import { loadCorpus, saveFailures } from "./corpus.js";
-import type { Case } from "./run.js";
 import { ReferenceBridge } from "../bridges/reference/bridge.js";
 
 export interface Io {
@@ -43,15 +42,14 @@ export async function main(argv: string[], io: Io = processIo): Promise<number> 
 
 /** The command line, also returning the report (for the programmatic API). */
 export async function runCli(argv: string[], io: Io = processIo): Promise<{ code: number; report?: Report }> {
-  let contract: Contract;
+  const contract = shippedContract;
   let options: Options;
   let baseline: Baseline | undefined;
   try {
-    contract = loadContract();
-    options = parseOptions(argv, contract, io.env);
+    options = parseOptions(argv, contract);
     if (options.baseline) baseline = loadBaseline(options.baseline, contract, allChecks);
   } catch (err) {
-    if (err instanceof UsageError || err instanceof ContractError) return usage(io, err.message);
+    if (err instanceof UsageError) return usage(io, err.message);
     throw err;
   }
   if (options.help) { io.out(USAGE + "\n"); return { code: 0 }; }
@@ -64,7 +62,7 @@ export async function runCli(argv: string[], io: Io = processIo): Promise<{ code
   try {
     if (options.compare) previous = readReportFile(options.compare[0]!, "--compare");
     if (options.compare?.[1]) return compareOnly(previous!, readReportFile(options.compare[1], "--compare"), options.compare, io);
-    if (options.merge) return mergeOnly(options.merge.map((f) => readReportFile(f, "--merge")), options, baseline, previous, io);
+    if (options.merge) return mergeOnly(options.merge.map((f) => readReportFile(f, "--merge")), contract, options, baseline, previous, io);
     if (options.replay) ({ cases, onlyChecks } = replayCases(readReportFile(options.replay, "--replay"), options));
     else if (options.path) cases.set(options.check![0]!, { seed: options.seed, path: options.path });
     else if (options.saveFailures) cases = new Map(loadCorpus(options.saveFailures).filter((c) => c.seed !== undefined).map((c) => [c.check, { seed: c.seed!, path: c.path }]));
@@ -177,13 +175,9 @@ function readReportFile(file: string, flag: string): Report {
 }
 
 /** --merge: one report from shard reports, through the same reporters as a run. */
-async function mergeOnly(reports: Report[], options: Options, baseline: Baseline | undefined, previous: Report | undefined, io: Io): Promise<{ code: number; report: Report }> {
-  const contract = loadContract();
+async function mergeOnly(reports: Report[], contract: Contract, options: Options, baseline: Baseline | undefined, previous: Report | undefined, io: Io): Promise<{ code: number; report: Report }> {
   const merged = mergeReports(reports);
-  if (baseline) {
-    const { known, stale } = applyBaseline(merged, baseline, contract.prefix);
-    merged.baseline = { file: baseline.file, known: known.map(({ id, reason }) => ({ id, reason })), stale: stale.map(({ id, reason }) => ({ id, reason })) };
-  }
+  if (baseline) merged.baseline = baselineSection(merged, baseline, contract.prefix);
   for (const reporter of outputReporters(options, io)) {
     try { await reporter.onRunEnd?.(merged); } catch (err) { io.err(`reporter "${reporter.name}" failed: ${(err as Error).message}\n`); }
   }

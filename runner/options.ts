@@ -95,7 +95,7 @@ Output
 
 Exit: 0 no rule failed · 1 a rule failed or could not be judged · 2 bad usage · 3 target unreachable`;
 
-export function parseOptions(argv: string[], contract: Contract, env: NodeJS.ProcessEnv = process.env): Options {
+export function parseOptions(argv: string[], contract: Contract): Options {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options: FLAGS, strict: true, allowPositionals: true });

@@ -4,11 +4,11 @@ import { preflight, type Blocker } from "../suites/preflight.js";
 import { VERDICT_ORDER, worst, type Check, type Finding, type Verdict } from "../suites/check.js";
 import { Connection, REDACTED } from "./connection.js";
 import type { Target } from "./target.js";
-import { applyBaseline, type Baseline, type BaselineEntry } from "./baseline.js";
+import { baselineSection, type Baseline } from "./baseline.js";
+import { TOOL, type CheckReport, type Report, type RuleReport } from "./report.js";
 
 /** One exact case of a check: the seed, and the fast-check path of the shrunk input. */
 export interface Case { seed: number; path?: string }
-import { TOOL, type CheckReport, type Report, type RuleReport } from "./report.js";
 
 /** Subscribers to a run. Every hook is optional; one that throws is reported and the run goes on. */
 export interface Reporter {
@@ -117,11 +117,7 @@ export async function run(options: RunOptions): Promise<Report> {
     target: { endpoint: options.targetInfo.endpoint, spawned: options.targetInfo.spawned, label: options.targetInfo.label },
     seed: options.seed, startedAt: new Date(started).toISOString(), durationMs: Date.now() - started, summary, rules,
   };
-  if (options.baseline) {
-    const { known, stale } = applyBaseline(report, options.baseline, contract.prefix);
-    const strip = ({ id, reason }: BaselineEntry) => ({ id, reason });
-    report.baseline = { file: options.baseline.file, known: known.map(strip), stale: stale.map(strip) };
-  }
+  if (options.baseline) report.baseline = baselineSection(report, options.baseline, contract.prefix);
   const redacted = redactDeep(report, options.token);
   await emit("onRunEnd", redacted);
   return redacted;
