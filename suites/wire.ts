@@ -169,21 +169,21 @@ export const endlessLine: Check = {
     for (let sent = 0; sent < 8 * 1_048_576 && !conn.closed; sent += chunk.length) {
       if (!(await conn.write(chunk))) break;
     }
-    const reply = await conn.read(ctx.timeoutMs);
-    if (reply.kind === "closed" || reply.kind === "reset") return pass("The bridge closed the connection.");
-    if (reply.kind === "line") {
-      const code = (() => { try { return (JSON.parse(reply.bytes.toString("utf8")) as { error?: { code?: unknown } }).error?.code; } catch { return undefined; } })();
-      if (code === ctx.contract.codes["error.invalid-request"]) return pass("The bridge answered -32600.");
-      return fail("An endless line was answered with something other than -32600.", "-32600 (id null) or close", reply.bytes.toString("utf8").slice(0, 300));
+    const reply = await ctx.read(conn);
+    const rejected = rejectedOrClosed(reply, ctx.contract.codes["error.invalid-request"]);
+    if (!rejected && reply.kind === "timeout") {
+      return fail("8 MiB without an LF drew neither -32600 nor a close: the bridge is buffering without bound or has stopped reading.", "-32600 (id null), or the connection closed", describeReply(reply));
     }
-    return fail("8 MiB without an LF drew neither -32600 nor a close: the bridge is buffering without bound or has stopped reading.", "-32600 (id null), or the connection closed", describeReply(reply as Reply));
+    if (!rejected) return fail("An endless line was answered with something other than -32600.", "-32600 (id null) or close", describeReply(reply));
+    if (!(await ctx.alive())) return fail("After an endless line the bridge stopped answering ping on a fresh connection.", "the bridge keeps serving", "no answer to ping");
+    return pass("The endless line was rejected and the bridge still serves.");
   },
 };
 
 export const badEnvelopes: Check = {
   id: "wire.request-envelope/bad-envelope",
   rules: ["wire.request-envelope", "error.invalid-request"],
-  description: "Sends valid JSON that breaks the envelope in one place: jsonrpc missing or not \"2.0\", method missing, empty or not a string, params not an object, roots that are not objects; also params or id missing.",
+  description: "Sends valid JSON that breaks the envelope in one place: jsonrpc missing or not \"2.0\", method missing, empty or not a string, params not an object, roots that are not objects; also params or id missing. Ids of every JSON type. Then checks the bridge still serves.",
   requirement: "A request object carries jsonrpc=2.0, a caller-chosen id, a non-empty method string, and an object-valued params member; others are rejected with -32600.",
   run: (ctx) =>
     ctx.property(badEnvelope(), async ({ fault, lenient, request }) => {
@@ -199,7 +199,7 @@ export const badEnvelopes: Check = {
         return warn(`A request with ${fault} was ${r.kind === "timeout" ? "not answered" : "accepted"} (tolerated; the strict reading rejects it with -32600).`, "-32600", describeReply(r));
       }
       return fail(`A request with ${fault} was not rejected as invalid.`, "-32600", describeReply(r));
-    }),
+    }, { liveness: true }),
 };
 
 export const echoId: Check = {
