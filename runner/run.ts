@@ -19,7 +19,8 @@ export interface Reporter {
   onRunEnd?(report: Report): void | Promise<void>;
 }
 
-export interface RunInfo { target: Target; seed: number; checks: number; profile: string; strict: boolean }
+/** What a run is about to do; the target's label is redacted like everything a reporter sees. */
+export interface RunInfo { target: { label: string; endpoint: string; spawned: boolean }; seed: number; checks: number; profile: string; strict: boolean }
 
 export interface RunOptions {
   contract: Contract;
@@ -78,7 +79,8 @@ export async function run(options: RunOptions): Promise<Report> {
   const inShard = shardFilter(options.checks, options.shard);
   const chosen = options.checks.filter((c) => c.rules.some(options.selected) && (!options.onlyChecks || options.onlyChecks.has(c.id)) && inShard(c));
   if (options.target) {
-    await emit("onRunStart", { target: options.target, seed: options.seed, checks: chosen.length, profile: options.profile, strict: options.strict });
+    const target = redactDeep({ label: options.target.label, endpoint: options.target.endpoint, spawned: options.target.spawned }, options.token);
+    await emit("onRunStart", { target, seed: options.seed, checks: chosen.length, profile: options.profile, strict: options.strict });
   }
   let blocked: Blocker | undefined = options.target ? await preflightProblem(options) : { problem: `target unreachable: ${options.unreachable ?? "unknown"}`, stillRun: [] };
   const results = new Map<string, { check: Check; finding: Finding; report: CheckReport }>();

@@ -138,6 +138,14 @@ describe("CLI against a target", () => {
     expect(text).not.toContain(TEST_TOKEN);
   });
 
+  it("never prints the token when it appears in a spawn command", async () => {
+    const json = join(dir, "spawn-token.json");
+    const r = await cli(["--spawn", `node dist/bridges/reference/cli.js --host 127.0.0.1 # ${TEST_TOKEN}`, "--profile", "quick", "--rules", "method.ping", "--json", json], { ...process.env, FONLINE_AI_TOKEN: TEST_TOKEN });
+    expect(r.code).toBe(0);
+    expect(r.out + r.err + readFileSync(json, "utf8")).not.toContain(TEST_TOKEN);
+    expect(r.out).toContain("«redacted»");
+  });
+
   it("lists every rule with how it is observed and its checks", async () => {
     const r = await cli(["--list"]);
     expect(r.code).toBe(0);
