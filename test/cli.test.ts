@@ -3,22 +3,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawn } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { main } from "../runner/cli.js";
 import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { mutants } from "../bridges/mutants/index.js";
 import type { Report } from "../runner/report.js";
-import { readReport, TEST_TOKEN } from "./helpers.js";
+import { cli, readReport, TEST_TOKEN } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-cli-"));
 const bridges: ReferenceBridge[] = [];
 afterEach(async () => { while (bridges.length) await bridges.pop()!.close(); });
 
-async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
-  let out = "";
-  let err = "";
-  const code = await main(args, { out: (t) => { out += t; }, err: (t) => { err += t; }, env });
-  return { code, out, err };
-}
 
 async function listening(bridge: ReferenceBridge): Promise<string> {
   bridges.push(bridge);

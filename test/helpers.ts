@@ -1,4 +1,6 @@
 import { readFileSync } from "node:fs";
+import { stripVTControlCharacters } from "node:util";
+import { main } from "../runner/cli.js";
 import { Ajv } from "ajv";
 import { contract } from "../protocol/contract.js";
 import type { ReferenceBridge } from "../bridges/reference/bridge.js";
@@ -66,4 +68,12 @@ export function verdictOf(report: Report, shortId: string): string {
 /** Rules that did not pass or skip, with their first message: for readable assertion failures. */
 export function problems(report: Report): string[] {
   return report.rules.filter((r) => r.verdict === "fail" || r.verdict === "error").map((r) => `${r.id}: ${r.verdict}: ${r.checks.find((c) => c.verdict === r.verdict)?.message}`);
+}
+
+/** Runs the CLI in-process; output without colour codes (picocolors colours under CI). */
+export async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  const code = await main(args, { out: (t) => { out += t; }, err: (t) => { err += t; }, env });
+  return { code, out: stripVTControlCharacters(out), err: stripVTControlCharacters(err) };
 }

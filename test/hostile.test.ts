@@ -3,9 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { main } from "../runner/cli.js";
 import type { Report } from "../runner/report.js";
-import { readReport } from "./helpers.js";
+import { cli, readReport } from "./helpers.js";
 import { lineServer, rawServer } from "./servers.js";
 
 // Bridges that are, on purpose, as wrong as a bridge can be. For each: the run ends (the
@@ -18,11 +17,7 @@ afterEach(async () => { while (closers.length) await closers.pop()!(); });
 let n = 0;
 async function runAgainst(port: number, extra: string[] = []) {
   const json = join(dir, `r${++n}.json`);
-  let out = "";
-  let err = "";
-  const code = await main(["--endpoint", `127.0.0.1:${port}`, "--timeout", "250", "--profile", "quick", "--json", json, ...extra], {
-    out: (t) => { out += t; }, err: (t) => { err += t; }, env: {},
-  });
+  const { code, out, err } = await cli(["--endpoint", `127.0.0.1:${port}`, "--timeout", "250", "--profile", "quick", "--json", json, ...extra]);
   const report = readReport(json);
   expect(report.rules).toHaveLength(50);
   const verdict = (id: string) => report.rules.find((r) => r.id === `ai-control-protocol.${id}`)!.verdict;

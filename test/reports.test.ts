@@ -5,29 +5,23 @@ import { pathToFileURL } from "node:url";
 import { XMLParser } from "fast-xml-parser";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { main } from "../runner/cli.js";
 import { mutants } from "../bridges/mutants/index.js";
 import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import type { Report } from "../runner/report.js";
-import { readReport, runSuite, TEST_TOKEN } from "./helpers.js";
+import { cli, readReport, runSuite, TEST_TOKEN } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-reports-"));
 const env = { FONLINE_AI_TOKEN: TEST_TOKEN };
-async function cli(args: string[], extraEnv: NodeJS.ProcessEnv = {}) {
-  let out = "";
-  let err = "";
-  const code = await main(args, { out: (t) => { out += t; }, err: (t) => { err += t; }, env: { ...env, ...extraEnv } });
-  return { code, out, err };
-}
+const run = (args: string[], extraEnv: NodeJS.ProcessEnv = {}) => cli(args, { ...env, ...extraEnv });
 
 // One run against a bridge with failures writes every form.
 const broken = mutants.find((m) => m.name === "lenient-utf8")!.create({ token: TEST_TOKEN });
 let endpoint = "";
 const files = { json: join(dir, "r.json"), junit: join(dir, "r.xml"), html: join(dir, "r.html"), markdown: join(dir, "r.md"), summary: join(dir, "summary.md") };
-let first: Awaited<ReturnType<typeof cli>>;
+let first: Awaited<ReturnType<typeof run>>;
 beforeAll(async () => {
   endpoint = `127.0.0.1:${(await broken.listen()).port}`;
-  first = await cli(["--endpoint", endpoint, "--profile", "quick", "--seed", "11", "--json", files.json, "--junit", files.junit, "--html", files.html, "--markdown", files.markdown],
+  first = await run(["--endpoint", endpoint, "--profile", "quick", "--seed", "11", "--json", files.json, "--junit", files.junit, "--html", files.html, "--markdown", files.markdown],
     { GITHUB_STEP_SUMMARY: files.summary });
 });
 afterAll(() => broken.close());
@@ -132,37 +126,37 @@ describe("CI gate features", () => {
     const base = join(dir, "baseline.yaml");
     // The one failing check breaks wire.utf8 and error.parse: listing the check covers both.
     writeFileSync(base, "known-failures:\n  - check: wire.utf8/malformed\n    reason: lenient decoder, being replaced\n");
-    const ok = await cli(["--endpoint", endpoint, "--profile", "quick", "--rules", "wire.utf8,method.ping", "--baseline", base]);
+    const ok = await run(["--endpoint", endpoint, "--profile", "quick", "--rules", "wire.utf8,method.ping", "--baseline", base]);
     expect(ok.out).toMatch(/1 known failure accepted, 0 new, 0 stale/);
     expect(ok.code).toBe(0);
 
     writeFileSync(base, "known-failures:\n  - rule: method.ping\n    reason: it used to fail\n");
-    const stale = await cli(["--endpoint", endpoint, "--profile", "quick", "--rules", "wire.utf8,method.ping", "--baseline", base]);
+    const stale = await run(["--endpoint", endpoint, "--profile", "quick", "--rules", "wire.utf8,method.ping", "--baseline", base]);
     expect(stale.out).toMatch(/STALE method.ping: it passes now/);
     expect(stale.out).toMatch(/NEW {3}ai-control-protocol.wire.utf8/);
     expect(stale.code).toBe(1);
 
     writeFileSync(base, "known-failures:\n  - rule: wire.utf9\n    reason: typo\n");
-    expect((await cli(["--baseline", base])).err).toMatch(/no rule "wire.utf9"/);
+    expect((await run(["--baseline", base])).err).toMatch(/no rule "wire.utf9"/);
     writeFileSync(base, "known-failures:\n  - rule: wire.utf8\n");
-    expect((await cli(["--baseline", base])).err).toMatch(/every known failure needs a reason/);
+    expect((await run(["--baseline", base])).err).toMatch(/every known failure needs a reason/);
   });
 
   it("--save-failures: a case per file keyed by rule, replayed first by later runs", async () => {
     const corpus = join(dir, "corpus");
-    const save = await cli(["--endpoint", endpoint, "--profile", "quick", "--rules", "wire.utf8", "--save-failures", corpus]);
+    const save = await run(["--endpoint", endpoint, "--profile", "quick", "--rules", "wire.utf8", "--save-failures", corpus]);
     expect(save.code).toBe(1);
     expect(readdirSync(corpus)).toContain("ai-control-protocol.wire.utf8");
     const saved = JSON.parse(readFileSync(join(corpus, "ai-control-protocol.wire.utf8", "wire.utf8__malformed.json"), "utf8"));
     expect(saved).toMatchObject({ check: "wire.utf8/malformed", seed: expect.any(Number), path: expect.any(String) });
 
-    const again = await cli(["--endpoint", endpoint, "--profile", "quick", "--rules", "wire.utf8", "--save-failures", corpus]);
+    const again = await run(["--endpoint", endpoint, "--profile", "quick", "--rules", "wire.utf8", "--save-failures", corpus]);
     expect(again.err).toContain("corpus: STILL FAILING wire.utf8/malformed");
 
     const fixed = new ReferenceBridge({ token: TEST_TOKEN });
     const port = (await fixed.listen()).port;
     try {
-      const after = await cli(["--endpoint", `127.0.0.1:${port}`, "--profile", "quick", "--rules", "wire.utf8", "--save-failures", corpus]);
+      const after = await run(["--endpoint", `127.0.0.1:${port}`, "--profile", "quick", "--rules", "wire.utf8", "--save-failures", corpus]);
       expect(after.err).toContain("corpus: FIXED wire.utf8/malformed");
       expect(after.code).toBe(0);
     } finally {
@@ -175,14 +169,14 @@ describe("CI gate features", () => {
     const port = (await fixed.listen()).port;
     const good = join(dir, "good.json");
     try {
-      expect((await cli(["--endpoint", `127.0.0.1:${port}`, "--profile", "quick", "--seed", "11", "--json", good])).code).toBe(0);
+      expect((await run(["--endpoint", `127.0.0.1:${port}`, "--profile", "quick", "--seed", "11", "--json", good])).code).toBe(0);
     } finally {
       await fixed.close();
     }
-    const r = await cli(["--compare", good, files.json]);
+    const r = await run(["--compare", good, files.json]);
     expect(r.out).toMatch(/REGRESSED ai-control-protocol.wire.utf8: pass -> fail/);
     expect(r.code).toBe(1);
-    const back = await cli(["--compare", files.json, good]);
+    const back = await run(["--compare", files.json, good]);
     expect(back.out).toMatch(/IMPROVED {2}ai-control-protocol.wire.utf8: fail -> pass/);
     expect(back.code).toBe(0);
   });

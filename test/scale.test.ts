@@ -2,18 +2,11 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { main } from "../runner/cli.js";
 import type { Report } from "../runner/report.js";
-import { readReport } from "./helpers.js";
+import { cli, readReport } from "./helpers.js";
 import { allChecks } from "../suites/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-scale-"));
-async function cli(args: string[]) {
-  let out = "";
-  let err = "";
-  const code = await main(args, { out: (t) => { out += t; }, err: (t) => { err += t; }, env: {} });
-  return { code, out, err };
-}
 const read = readReport;
 const checkIds = (r: Report) => new Set(r.rules.flatMap((x) => x.checks.map((c) => c.id)));
 
