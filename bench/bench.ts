@@ -100,7 +100,7 @@ const row = (figure: string, value: string, target: string, ok: boolean | undefi
 const fast = await startChild("./fastBridge.js");
 const raw: number[] = [];
 const tool: number[] = [];
-for (let i = 0; i < 3; i++) {
+for (let i = 0; i < 5; i++) {
   raw.push(await rawRate(fast.port));
   tool.push(await toolRate(fast.port, false));
 }

@@ -66,6 +66,9 @@ export class Connection {
   private readonly ready: ReadResult[] = [];
   private end?: ReadResult;
   private waiter?: () => void;
+  private waitUntil = 0;
+  private timer?: NodeJS.Timeout;
+  private timerMs = 0;
   private readonly secrets: Buffer[];
 
   private constructor(private readonly socket: Socket, private readonly options: ConnectionOptions) {
@@ -108,7 +111,8 @@ export class Connection {
   async write(data: Buffer | string, options: WriteOptions = {}): Promise<boolean> {
     const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
     this.record("send", bytes);
-    const cuts = [...new Set(options.splitAt ?? [])].filter((n) => n > 0 && n < bytes.length).sort((a, b) => a - b);
+    if (!options.splitAt?.length) return this.writePiece(bytes);
+    const cuts = [...new Set(options.splitAt)].filter((n) => n > 0 && n < bytes.length).sort((a, b) => a - b);
     let from = 0;
     for (const to of [...cuts, bytes.length]) {
       if (from > 0 && options.delayMs) await sleep(Math.min(options.delayMs, remaining(this.options.deadline)));
@@ -118,7 +122,7 @@ export class Connection {
     return true;
   }
 
-  private async writePiece(piece: Buffer): Promise<boolean> {
+  private writePiece(piece: Buffer): Promise<boolean> | boolean {
     if (this.socket.destroyed || this.socket.writableEnded || this.end) return false;
     if (this.socket.write(piece)) return true;
     // Backpressure: wait for drain, but give up when the peer stops reading, goes away, or the deadline passes.
@@ -143,16 +147,32 @@ export class Connection {
   endWrites(): void { this.socket.end(); }
 
   /** The next line (payload without LF), or why there is none within the timeout. */
-  async read(timeoutMs: number): Promise<ReadResult> {
-    const next = this.ready.shift();
-    if (next) return next;
-    if (this.end) return this.end;
+  read(timeoutMs: number): Promise<ReadResult> {
+    const next = this.ready.shift() ?? this.end;
+    if (next) return Promise.resolve(next);
     const limit = Math.min(timeoutMs, remaining(this.options.deadline));
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => { this.waiter = undefined; resolve(); }, limit);
-      this.waiter = () => { clearTimeout(timer); this.waiter = undefined; resolve(); };
+    return new Promise<ReadResult>((resolve) => {
+      this.waitUntil = Date.now() + limit;
+      this.waiter = () => {
+        this.waiter = undefined;
+        resolve(this.ready.shift() ?? this.end ?? { kind: "timeout", partial: this.pendingBytes });
+      };
+      // One timer per connection, re-armed for each read: a round trip allocates no timer.
+      if (this.timer && this.timerMs === limit) this.timer.refresh();
+      else {
+        clearTimeout(this.timer);
+        this.timerMs = limit;
+        this.timer = setTimeout(() => this.onTimer(), limit).unref(); // the socket keeps the process alive while it matters
+      }
     });
-    return this.ready.shift() ?? this.end ?? { kind: "timeout", partial: this.pendingBytes };
+  }
+
+  private onTimer(): void {
+    if (!this.waiter) return;
+    const left = this.waitUntil - Date.now();
+    if (left <= 0) return this.waiter();
+    this.timerMs = left;
+    this.timer = setTimeout(() => this.onTimer(), left).unref();
   }
 
   /** Sends one line and reads one. */
@@ -163,6 +183,7 @@ export class Connection {
   }
 
   close(): void {
+    clearTimeout(this.timer);
     if (!this.socket.destroyed) this.socket.destroy();
   }
 
