@@ -45,6 +45,17 @@ describe("CLI usage errors exit 2 with a clear message", () => {
     expect(r.err).not.toMatch(/\n\s+at /); // no stack trace
   });
 
+  it("takes options from a YAML config file, with flags winning", async () => {
+    const config = join(dir, "conformance.yaml");
+    const json = join(dir, "from-config.json");
+    writeFileSync(config, `profile: quick\nrules: [method.ping, wire.ndjson]\nseed: 21\njson: ${json}\n`);
+    const r = await cli(["--config", config, "--seed", "22"]);
+    expect(r.code).toBe(0);
+    const report = readReport(json);
+    expect(report.seed).toBe(22);
+    expect(report.rules.filter((x) => x.verdict === "pass").map((x) => x.id)).toEqual(["ai-control-protocol.wire.ndjson", "ai-control-protocol.method.ping"]);
+  });
+
   it("rejects unknown keys and tokens in a config file", async () => {
     const bad = join(dir, "bad.yaml");
     writeFileSync(bad, "endpiont: 127.0.0.1:43011\n");
