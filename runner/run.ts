@@ -109,8 +109,10 @@ export async function run(options: RunOptions): Promise<Report> {
       }
     }
     const base = { id: rule.fullId, title: rule.title, group: rule.group, level: rule.level, observed: rule.observed, requirement: rule.requirement };
-    // A rule left out by --rules/--skip stays out, even where a selected check touched it on the way.
-    if (entries.length && options.selected(rule.id)) return { ...base, verdict: entries.map((e) => e.verdict).reduce(worst), checks: entries };
+    // A rule left out by --rules/--skip stays out where a selected check merely passed through it,
+    // but a failure found on it is still reported.
+    const shown = options.selected(rule.id) || entries.some((e) => e.verdict === "fail" || e.verdict === "error" || e.verdict === "warn");
+    if (entries.length && shown) return { ...base, verdict: entries.map((e) => e.verdict).reduce(worst), checks: entries };
     return { ...base, verdict: "skip" as const, reason: skipReason(rule.id, options), checks: [] };
   });
 
