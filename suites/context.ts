@@ -194,13 +194,20 @@ export class Harness implements CheckContext {
     } finally {
       this.closeAll();
     }
-    return finding.verdict === "pass" || finding.transcript ? finding : { ...finding, transcript: this.caseTranscript };
+    return finding.verdict === "pass" || finding.transcript ? finding : { ...finding, transcript: trimTranscript(this.caseTranscript) };
   }
 
   closeAll(): void {
     for (const conn of this.open) conn.close();
     this.open = [];
   }
+}
+
+/** A case that polled for a long time keeps its start and its end; the middle is counted, not kept. */
+export function trimTranscript(entries: TranscriptEntry[], head = 150, tail = 50): TranscriptEntry[] {
+  if (entries.length <= head + tail) return entries;
+  const gap: TranscriptEntry = { dir: "event", t: entries[head]!.t, text: `… ${entries.length - head - tail} entries left out …`, length: 0 };
+  return [...entries.slice(0, head), gap, ...entries.slice(-tail)];
 }
 
 /** The bridge left a new connection unserved: a failure of the check, not of the harness. */

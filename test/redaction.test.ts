@@ -22,3 +22,15 @@ describe("token redaction", () => {
     expect(out).toBe(`{"token":"${REDACTED}"}`);
   });
 });
+
+describe("transcripts", () => {
+  it("keep the start and the end of a long case, and say how much was left out", async () => {
+    const { trimTranscript } = await import("../suites/context.js");
+    const entries = Array.from({ length: 500 }, (_, i) => ({ dir: "send" as const, t: i, text: String(i), length: 1 }));
+    const trimmed = trimTranscript(entries);
+    expect(trimmed).toHaveLength(201);
+    expect(trimmed[150]!.text).toBe("… 300 entries left out …");
+    expect(trimmed.at(-1)!.text).toBe("499");
+    expect(trimTranscript(entries.slice(0, 10))).toHaveLength(10);
+  });
+});
