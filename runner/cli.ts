@@ -99,7 +99,7 @@ export async function runCli(argv: string[], io: Io = processIo): Promise<{ code
   const stop = () => {
     io.err("aicontrol-conformance: interrupted; writing the report of what ran (press again to quit at once)\n");
     interrupt.abort();
-    process.once("SIGINT", () => process.exit(130));
+    process.on("SIGINT", () => process.exit(130));
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
