@@ -121,6 +121,15 @@ describe("CLI against a target", () => {
     expect(again.code).toBe(0);
   });
 
+  it("reaches a bridge on IPv6 loopback as [::1]:PORT", async () => {
+    const bridge = new ReferenceBridge({ token: TEST_TOKEN, host: "::1" });
+    bridges.push(bridge);
+    const { port } = await bridge.listen();
+    const r = await cli(["--endpoint", `[::1]:${port}`, "--profile", "quick", "--rules", "method.ping,wire.ndjson"], { FONLINE_AI_TOKEN: TEST_TOKEN });
+    expect(r.code).toBe(0);
+    expect(r.out).toContain(`bridge at [::1]:${port}`);
+  });
+
   it("says to set --token-env when the bridge wants a token none was given for", async () => {
     const endpoint = await listening(new ReferenceBridge({ token: TEST_TOKEN }));
     const r = await cli(["--endpoint", endpoint, "--profile", "quick", "--rules", "method.ping"]);
