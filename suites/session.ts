@@ -30,6 +30,13 @@ async function authorizedCall(model: Model, real: Real, method: string, params: 
 
 const isOpen = (m: Readonly<Model>) => m.open;
 
+/** status and observe both report observationSeq, which never goes back. */
+function advanceObservation(model: Model, result: Record<string, unknown>, rule: RuleId): void {
+  const seq = result.observationSeq;
+  check(Number.isSafeInteger(seq) && (seq as number) >= model.observationSeq, rule, `observationSeq ${seq} is below one seen before (${model.observationSeq}).`, "observationSeq never decreases", JSON.stringify(result).slice(0, 300));
+  model.observationSeq = seq as number;
+}
+
 class Reconnect implements SessionCommand {
   check = () => true;
   async run(model: Model, real: Real) {
@@ -68,8 +75,7 @@ class Status implements SessionCommand {
     const r = await authorizedCall(model, real, "status", {});
     if (!r) return;
     check(Number.isSafeInteger(r.queuedCommands) && Number.isSafeInteger(r.maxQueuedCommands) && (r.queuedCommands as number) <= (r.maxQueuedCommands as number), "integration.bounded-state", "status occupancy is missing or over its limit.", "queuedCommands <= maxQueuedCommands", JSON.stringify(r));
-    check(Number.isSafeInteger(r.observationSeq) && (r.observationSeq as number) >= model.observationSeq, "method.status", `status.observationSeq ${r.observationSeq} is below one seen before (${model.observationSeq}).`, "observationSeq never decreases", JSON.stringify(r));
-    model.observationSeq = r.observationSeq as number;
+    advanceObservation(model, r, "method.status");
   }
   toString = () => "status";
 }
@@ -79,8 +85,7 @@ class Observe implements SessionCommand {
   async run(model: Model, real: Real) {
     const r = await authorizedCall(model, real, "observe", {});
     if (!r) return;
-    check(Number.isSafeInteger(r.observationSeq) && (r.observationSeq as number) >= model.observationSeq, "method.observe", `observationSeq ${r.observationSeq} is below one seen before (${model.observationSeq}).`, "observationSeq never decreases", JSON.stringify(r).slice(0, 300));
-    model.observationSeq = r.observationSeq as number;
+    advanceObservation(model, r, "method.observe");
   }
   toString = () => "observe";
 }
