@@ -62,7 +62,7 @@ export interface PropertyOptions {
   runs?: number;
   /** Check the bridge still answers on a fresh connection after each case. */
   liveness?: boolean;
-  /** After a failing case, restart a bridge this tool owns, so every shrink attempt starts clean; against an endpoint, do not shrink. */
+  /** Once a case fails, restart a bridge this tool owns before every shrink attempt (and after the last), so the minimal case replays alike; against an endpoint, do not shrink. */
   restartAfterFailure?: boolean;
 }
 

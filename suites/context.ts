@@ -138,6 +138,8 @@ export class Harness implements CheckContext {
     const result = await fc.check(
       fc.asyncProperty(arbitrary, async (input) => {
         if (harnessError || this.expired) return true; // stop shrinking towards a harness fault or past the deadline
+        // Once shrinking, every attempt starts on a freshly started bridge: a minimal case that replays alike.
+        if (failure && options.restartAfterFailure) await restart?.();
         const finding = await this.runCase(async () => {
           const f = await judge(input);
           if (!options.liveness) return f;
@@ -153,7 +155,6 @@ export class Harness implements CheckContext {
         }
         if (finding.verdict === "fail") {
           failure = finding;
-          if (options.restartAfterFailure) await restart?.();
           return false;
         }
         if (finding.verdict === "warn") warning ??= finding;
@@ -169,6 +170,8 @@ export class Harness implements CheckContext {
         endOnFailure: noShrink,
       },
     );
+    // Leave the bridge as healthy as it was found for the checks after this one.
+    if (failure && options.restartAfterFailure && !this.stopped) await restart?.();
     if (harnessError) throw harnessError;
     if (result.failed && failure) {
       const note = noShrink ? " (not shrunk: a bridge at an endpoint cannot be restarted between attempts, so this is the first failing case)" : "";
