@@ -1,28 +1,22 @@
 import fc from "fast-check";
-import type { RuleId } from "../protocol/contract.js";
+import { contract, type RuleId } from "../protocol/contract.js";
 
-/** The 11 standard command fields: name, rule, and which JSON values are well-typed. */
-export const COMMAND_FIELDS = [
-  { field: "targetId", rule: "command.target-id", kind: "identifier" },
-  { field: "itemId", rule: "command.item-id", kind: "identifier" },
-  { field: "auxId", rule: "command.aux-id", kind: "identifier" },
-  { field: "x", rule: "command.x", kind: "integer" },
-  { field: "y", rule: "command.y", kind: "integer" },
-  { field: "screenX", rule: "command.screen-x", kind: "integer" },
-  { field: "screenY", rule: "command.screen-y", kind: "integer" },
-  { field: "intArg", rule: "command.int-arg", kind: "integer" },
-  { field: "stringArg", rule: "command.string-arg", kind: "string" },
-  { field: "append", rule: "command.append", kind: "boolean" },
-] as const satisfies readonly { field: string; rule: RuleId; kind: string }[];
+export type FieldKind = "identifier" | "integer" | "string" | "boolean";
 
-export type FieldKind = (typeof COMMAND_FIELDS)[number]["kind"];
+/** The 10 optional standard command fields, read off the contract: name, rule, and the JSON type it takes. */
+export const COMMAND_FIELDS: readonly { field: string; rule: RuleId; kind: FieldKind }[] = contract.rules
+  .filter((r) => r.group === "command" && r.id !== "command.type")
+  .map((r) => ({ field: r.title, rule: r.id, kind: r.valueType === "project identifier" ? "identifier" : (r.valueType as FieldKind) }));
 
 export interface CommandConstraints {
   /** Command types to draw from (e.g. the bridge's availableActions); random names are mixed in. Default: none, random only. */
   types?: string[];
   /** Also draw ill-typed values for the standard fields. Default: false. */
   illTyped?: boolean;
-  /** Most standard fields in one command. Default: 3. */
+  /** Which standard fields to draw from (names, e.g. ["x"]). Default: all ten. */
+  fields?: string[];
+  /** Fewest and most standard fields in one command. Default: 0 and 3. */
+  minFields?: number;
   maxFields?: number;
 }
 
@@ -49,12 +43,13 @@ const illTypedValue: Record<FieldKind, fc.Arbitrary<unknown>> = {
 
 /** Project commands for act: a non-empty type plus up to a few standard fields, well- or ill-typed. */
 export function command(constraints: CommandConstraints = {}): fc.Arbitrary<Command> {
-  const { types = [], illTyped = false, maxFields = 3 } = constraints;
+  const { types = [], illTyped = false, fields: only, minFields = 0, maxFields = 3 } = constraints;
+  const pool = only ? COMMAND_FIELDS.filter((f) => only.includes(f.field)) : COMMAND_FIELDS;
   const randomType = fc.string({ minLength: 1, maxLength: 16 }).filter((t) => t.trim() !== "");
   const type = types.length ? fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...types) }, { weight: 1, arbitrary: randomType }) : randomType;
-  const field = fc.constantFrom(...COMMAND_FIELDS).chain(({ field, kind }) =>
+  const field = fc.constantFrom(...pool).chain(({ field, kind }) =>
     (illTyped ? fc.oneof(wellTyped[kind], illTypedValue[kind]) : wellTyped[kind]).map((value) => [field, value] as const));
-  return fc.record({ type, fields: fc.uniqueArray(field, { maxLength: maxFields, selector: ([name]) => name }) })
+  return fc.record({ type, fields: fc.uniqueArray(field, { minLength: minFields, maxLength: Math.min(maxFields, pool.length), selector: ([name]) => name }) })
     .map(({ type, fields }) => ({ type, ...Object.fromEntries(fields) }));
 }
 

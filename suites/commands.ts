@@ -66,40 +66,37 @@ export const actLifecycle: Check = {
   },
 };
 
-const FIELD_RULES = COMMAND_FIELDS.map((f) => f.rule);
-
-export const fieldTypes: Check = {
-  id: "integration.command-completion/field-types",
-  rules: ["integration.command-completion", ...FIELD_RULES],
-  description: "Calls act with the 10 optional standard fields (targetId, itemId, auxId, x, y, screenX, screenY, intArg, stringArg, append) set to well- and ill-typed values, and follows each accepted command to its completion.",
-  requirement: "Optional command fields: identifiers, integers x/y/screenX/screenY/intArg, string stringArg, boolean append. An ill-typed field is rejected with -32602 or accepted and completed; never accepted and then left silent. A well-typed one is accepted.",
+/** One check per optional field, so each field's rule gets a verdict of its own. */
+export const fieldChecks: Check[] = COMMAND_FIELDS.map(({ field, rule, kind }) => ({
+  id: `${rule}/typed`,
+  rules: [rule, "integration.command-completion"],
+  description: `Calls act with ${field} set to well- and ill-typed values (command types from observation.availableActions and at random), and follows each accepted command to its completion.`,
+  requirement: `${field} is an optional ${kind === "identifier" ? "project identifier" : kind}. An ill-typed value is rejected with -32602 or accepted and completed, never accepted and then left silent; every accepted command emits command_completed.`,
   async run(ctx) {
     const types = await advertisedTypes(ctx, await ctx.session());
-    return ctx.property(command({ types, illTyped: true }), async (cmd) => {
-      const fields = COMMAND_FIELDS.filter((f) => f.field in cmd);
-      const ill = fields.filter((f) => !isWellTyped(f.kind, cmd[f.field]));
-      const rules: RuleId[] = (ill.length ? ill : fields).map((f) => f.rule);
+    const runs = Math.max(5, Math.ceil(ctx.runs / 4));
+    return ctx.property(command({ types, illTyped: true, fields: [field], minFields: 1 }), async (cmd) => {
+      const ill = !isWellTyped(kind, cmd[field]);
       const conn = await ctx.session();
       const cursor = await latestSeq(ctx, conn);
       const reply = await act(ctx, conn, cmd, "act");
       if (errorCode(reply) === ctx.contract.codes["error.invalid-params"]) {
         // Identifiers are project-defined, so rejecting one of those is the bridge's call.
-        const rejectedWellTyped = ill.length === 0 && fields.some((f) => f.kind !== "identifier");
-        return rejectedWellTyped ? fail(`act rejected well-typed fields ${JSON.stringify(cmd)}.`, "accepted", describeReply(reply), rules) : pass("rejected");
+        return ill || kind === "identifier" ? pass("rejected") : fail(`act rejected a well-typed ${field}: ${JSON.stringify(cmd)}.`, "accepted", describeReply(reply), [rule]);
       }
       const r = resultOf(reply);
       if (r?.accepted !== true || !Number.isSafeInteger(r.commandSeq)) {
-        return fail(`act ${JSON.stringify(cmd)} got neither -32602 nor an acceptance.`, `-32602, or {"accepted":true,"commandSeq":<integer>}`, describeReply(reply), rules);
+        return fail(`act ${JSON.stringify(cmd)} got neither -32602 nor an acceptance.`, `-32602, or {"accepted":true,"commandSeq":<integer>}`, describeReply(reply), [rule]);
       }
       const seq = r.commandSeq as number;
       const done = await collectCompletions(ctx, conn, cursor, new Set([seq]));
-      const broken = judgeCompletion(done.get(seq), seq, cmd, ["integration.command-completion", ...rules]);
+      const broken = judgeCompletion(done.get(seq), seq, cmd, [rule, "integration.command-completion"]);
       if (broken) return broken;
-      if (ill.length) return warn(`act accepted ill-typed ${ill.map((f) => f.field).join(", ")} (it completed; the strict reading rejects it with -32602).`, "-32602", describeReply(reply), rules);
+      if (ill) return warn(`act accepted an ill-typed ${field} (it completed; the strict reading rejects it with -32602).`, "-32602", describeReply(reply), [rule]);
       return pass("completed");
-    }, { restartAfterFailure: true });
+    }, { runs, restartAfterFailure: true });
   },
-};
+}));
 
 export const queueFull: Check = {
   id: "error.queue-full/flood",
@@ -135,4 +132,4 @@ export const queueFull: Check = {
   },
 };
 
-export const commandChecks: Check[] = [actLifecycle, fieldTypes, queueFull];
+export const commandChecks: Check[] = [actLifecycle, ...fieldChecks, queueFull];

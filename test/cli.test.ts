@@ -226,9 +226,9 @@ describe("CLI --spawn", () => {
     const spawn = `${bridgeCli} --mutant drain-dies-on-ill-typed --drain-ms 2`;
     const json = join(dir, "drain.json");
     const env = { ...process.env, FONLINE_AI_TOKEN: TEST_TOKEN };
-    const r = await cli(["--spawn", spawn, "--rules", "command.*", "--seed", "9", "--timeout", "500", "--json", json], env);
+    const r = await cli(["--spawn", spawn, "--rules", "command.y", "--seed", "9", "--timeout", "500", "--json", json], env);
     expect(r.code).toBe(1);
-    const check = readReport(json).rules.flatMap((x) => x.checks).find((c) => c.id === "integration.command-completion/field-types" && c.verdict === "fail")!;
+    const check = readReport(json).rules.flatMap((x) => x.checks).find((c) => c.id.endsWith("/typed") && c.verdict === "fail")!;
     const minimal = JSON.parse(check.counterexample!) as Record<string, unknown>;
     expect(Object.keys(minimal)).toHaveLength(2);
     expect(check.replay).toContain(`--spawn '${spawn}'`);

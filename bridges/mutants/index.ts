@@ -1,5 +1,6 @@
 import { CODES, INTEGER_FIELDS, ReferenceBridge, RpcError, type BridgeOptions, type Json, type JsonObject, type Request, type Session } from "../reference/bridge.js";
 import type { RuleId } from "../../protocol/contract.js";
+import { COMMAND_FIELDS } from "../../generators/command.js";
 
 // Deliberately broken bridges: each bends the reference in one place and must make
 // the suite fail on the rule it names. They prove every check can fail.
@@ -186,7 +187,7 @@ export const mutants: Mutant[] = [
       super.drainOne();
     }
   }),
-  mutant("drain-dies-on-ill-typed", "integration.command-completion/field-types", "integration.command-completion", "accepts an ill-typed integer field, then its game loop dies on it", class extends ReferenceBridge {
+  mutant("drain-dies-on-ill-typed", "command.x/typed", "integration.command-completion", "accepts an ill-typed integer field, then its game loop dies on it", class extends ReferenceBridge {
     protected override commandProblem(command: JsonObject): string | undefined {
       const integersDropped = Object.fromEntries(Object.entries(command).filter(([k]) => !INTEGER_FIELDS.includes(k)));
       return super.commandProblem(integersDropped);
@@ -246,4 +247,18 @@ export const mutants: Mutant[] = [
       return result;
     }
   }),
+  // One per optional field: accepts it ill-typed, then drops the command without completing it.
+  ...COMMAND_FIELDS.map(({ field, rule }) => mutant(`silent-on-ill-typed-${field}`, `${rule}/typed`, rule, `accepts an ill-typed ${field}, then never completes that command`, class extends ReferenceBridge {
+    private illTyped(command: JsonObject): boolean {
+      return field in command && super.commandProblem({ type: "probe", [field]: command[field]! }) !== undefined;
+    }
+    protected override commandProblem(command: JsonObject): string | undefined {
+      return this.illTyped(command) ? undefined : super.commandProblem(command);
+    }
+    protected override drainOne(): void {
+      const next = this.queue[0];
+      if (next && this.illTyped(next.command)) { this.queue.shift(); return; }
+      super.drainOne();
+    }
+  })),
 ];
