@@ -34,12 +34,13 @@ const wellTyped: Record<FieldKind, fc.Arbitrary<unknown>> = {
 };
 
 /** Values of the wrong JSON type for each kind. */
-const illTypedValue: Record<FieldKind, fc.Arbitrary<unknown>> = {
-  identifier: fc.constantFrom<unknown>(true, null, [], {}, 1.5, ""),
-  integer: fc.constantFrom<unknown>("1", "", 1.5, -0.25, true, null, [], {}, 1e300),
-  string: fc.constantFrom<unknown>(1, 0, true, null, [], { text: "x" }),
-  boolean: fc.constantFrom<unknown>(0, 1, "true", "", null, []),
+export const ILL_TYPED: Record<FieldKind, readonly unknown[]> = {
+  identifier: [true, null, [], {}, 1.5, ""],
+  integer: ["1", "", 1.5, -0.25, true, null, [], {}, 1e300],
+  string: [1, 0, true, null, [], { text: "x" }],
+  boolean: [0, 1, "true", "", null, []],
 };
+const illTypedValue = (kind: FieldKind) => fc.constantFrom(...ILL_TYPED[kind]);
 
 /** Project commands for act: a non-empty type plus up to a few standard fields, well- or ill-typed. */
 export function command(constraints: CommandConstraints = {}): fc.Arbitrary<Command> {
@@ -48,7 +49,7 @@ export function command(constraints: CommandConstraints = {}): fc.Arbitrary<Comm
   const randomType = fc.string({ minLength: 1, maxLength: 16 }).filter((t) => t.trim() !== "");
   const type = types.length ? fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...types) }, { weight: 1, arbitrary: randomType }) : randomType;
   const field = fc.constantFrom(...pool).chain(({ field, kind }) =>
-    (illTyped ? fc.oneof(wellTyped[kind], illTypedValue[kind]) : wellTyped[kind]).map((value) => [field, value] as const));
+    (illTyped ? fc.oneof(wellTyped[kind], illTypedValue(kind)) : wellTyped[kind]).map((value) => [field, value] as const));
   return fc.record({ type, fields: fc.uniqueArray(field, { minLength: minFields, maxLength: Math.min(maxFields, pool.length), selector: ([name]) => name }) })
     .map(({ type, fields }) => ({ type, ...Object.fromEntries(fields) }));
 }

@@ -57,9 +57,11 @@ export interface CallOptions extends ReadOptions {
   delayMs?: number;
 }
 
-export interface PropertyOptions {
+export interface PropertyOptions<T = unknown> {
   /** Cases to try (default: the profile's run count). */
   runs?: number;
+  /** Inputs tried first, before the generated ones (e.g. every advertised type with every ill-typed value). */
+  examples?: T[];
   /** Check the bridge still answers on a fresh connection after each case. */
   liveness?: boolean;
   /** Once a case fails, restart a bridge this tool owns before every shrink attempt (and after the last), so the minimal case replays alike; against an endpoint, do not shrink. */
@@ -91,7 +93,7 @@ export interface CheckContext {
   /** Reads one reply, judging its envelope. */
   read(conn: Connection, options?: ReadOptions): Promise<Reply>;
   /** Runs a property over generated cases; shrinks the first failure. */
-  property<T>(arbitrary: fc.Arbitrary<T>, judge: (input: T) => Promise<Finding>, options?: PropertyOptions): Promise<Finding>;
+  property<T>(arbitrary: fc.Arbitrary<T>, judge: (input: T) => Promise<Finding>, options?: PropertyOptions<T>): Promise<Finding>;
   /** Whether the bridge answers ping on a fresh connection; restarts a bridge this tool owns when it does not. */
   alive(): Promise<boolean>;
 }

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { command, COMMAND_FIELDS, isWellTyped, type Command } from "../generators/command.js";
+import { command, COMMAND_FIELDS, ILL_TYPED, isWellTyped, type Command } from "../generators/command.js";
 import type { RuleId } from "../protocol/contract.js";
 import type { Connection } from "../runner/connection.js";
 import { sleep } from "../runner/connection.js";
@@ -75,6 +75,8 @@ export const fieldChecks: Check[] = COMMAND_FIELDS.map(({ field, rule, kind }) =
   async run(ctx) {
     const types = await advertisedTypes(ctx, await ctx.session());
     const runs = Math.max(5, Math.ceil(ctx.runs / 4));
+    // Every advertised type with every ill-typed value first: a handler that chokes on one is found for sure.
+    const examples = types.flatMap((type) => ILL_TYPED[kind].map((value) => ({ type, [field]: value }) as Command)).slice(0, Math.ceil(ctx.runs / 2));
     return ctx.property(command({ types, illTyped: true, fields: [field], minFields: 1 }), async (cmd) => {
       const ill = !isWellTyped(kind, cmd[field]);
       const conn = await ctx.session();
@@ -94,7 +96,7 @@ export const fieldChecks: Check[] = COMMAND_FIELDS.map(({ field, rule, kind }) =
       if (broken) return broken;
       if (ill) return warn(`act accepted an ill-typed ${field} (it completed; the strict reading rejects it with -32602).`, "-32602", describeReply(reply), [rule]);
       return pass("completed");
-    }, { runs, restartAfterFailure: true });
+    }, { runs, examples, restartAfterFailure: true });
   },
 }));
 

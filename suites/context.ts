@@ -128,7 +128,7 @@ export class Harness implements CheckContext {
     return false;
   }
 
-  async property<T>(arbitrary: fc.Arbitrary<T>, judge: (input: T) => Promise<Finding>, options: PropertyOptions = {}): Promise<Finding> {
+  async property<T>(arbitrary: fc.Arbitrary<T>, judge: (input: T) => Promise<Finding>, options: PropertyOptions<T> = {}): Promise<Finding> {
     let failure: Finding | undefined;
     let warning: Finding | undefined;
     let harnessError: Error | undefined;
@@ -162,6 +162,7 @@ export class Harness implements CheckContext {
       }),
       {
         numRuns: options.runs ?? this.runs,
+        examples: (options.examples ?? []).map((e) => [e] as [T]),
         seed: this.options.seed,
         ...(this.options.path ? { path: this.options.path } : {}),
         // Leave time to finish the case under way and report; at least half of what is left goes to cases.
