@@ -149,3 +149,11 @@ export async function expectError(ctx: CheckContext, request: object, code: Erro
   if (errorCode(reply) === expected) return pass("rejected");
   return fail(`${what} was not rejected with ${expected}.`, String(expected), describeReply(reply));
 }
+
+/** A positive limit that status exposes (maxQueuedCommands, maxEvents), or the finding that it is missing. */
+export async function statusLimit(ctx: CheckContext, conn: Connection, key: "maxQueuedCommands" | "maxEvents"): Promise<number | Finding> {
+  const status = resultOf(await ctx.call(conn, rpc("status", {}, "status")));
+  const limit = status?.[key];
+  if (Number.isSafeInteger(limit) && (limit as number) > 0) return limit as number;
+  return fail(`status gives no positive ${key}.`, `${key}: integer > 0`, JSON.stringify(status ?? null), ["integration.bounded-state"]);
+}

@@ -3,7 +3,7 @@ import { command, COMMAND_FIELDS, ILL_TYPED, isWellTyped, type Command } from ".
 import type { RuleId } from "../protocol/contract.js";
 import type { Connection } from "../runner/connection.js";
 import { sleep } from "../runner/connection.js";
-import { describeReply, errorCode, fail, pass, resultOf, rpc, warn, type Check, type CheckContext, type Finding, type Reply } from "./check.js";
+import { describeReply, errorCode, fail, pass, resultOf, rpc, statusLimit, warn, type Check, type CheckContext, type Finding, type Reply } from "./check.js";
 import { collectCompletions, latestSeq, type Completion } from "./events.js";
 
 /** The command types the bridge advertises in observation.availableActions, so generated commands reach real handlers. */
@@ -107,13 +107,12 @@ export const queueFull: Check = {
   requirement: "Reject act with -32002 when the bounded command queue has no capacity; full queues reject rather than overwrite or drop commands.",
   async run(ctx) {
     const conn = await ctx.session();
-    const status = resultOf(await ctx.call(conn, rpc("status", {}, "status")));
-    const capacity = status?.maxQueuedCommands;
-    if (!Number.isSafeInteger(capacity) || (capacity as number) <= 0) return fail("status gives no positive maxQueuedCommands.", "maxQueuedCommands: integer > 0", JSON.stringify(status ?? null), ["integration.bounded-state"]);
+    const capacity = await statusLimit(ctx, conn, "maxQueuedCommands");
+    if (typeof capacity !== "number") return capacity;
     const cursor = await latestSeq(ctx, conn);
     const accepted = new Set<number>();
     let full: Reply | undefined;
-    const attempts = (capacity as number) * 4 + 100;
+    const attempts = capacity * 4 + 100;
     const stopAt = Date.now() + Math.min(ctx.timeBudgetMs, 10_000);
     for (let i = 0; i < attempts && Date.now() < stopAt; i++) {
       const reply = await ctx.call(conn, rpc("act", { type: "conformance.flood", intArg: i }, i));

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { describeReply, errorCode, fail, pass, resultOf, rpc, skip, warn, type Check, type Finding } from "./check.js";
+import { describeReply, errorCode, fail, pass, resultOf, rpc, skip, statusLimit, warn, type Check, type Finding } from "./check.js";
 import { collectCompletions, latestSeq, readEvents } from "./events.js";
 import { sleep } from "../runner/connection.js";
 
@@ -153,10 +153,9 @@ export const historyBound: Check = {
   requirement: "Command queues and retained event history have positive configured limits exposed through status [history is bounded by maxEvents].",
   async run(ctx) {
     const conn = await ctx.session();
-    const status = resultOf(await ctx.call(conn, rpc("status", {}, "status")));
-    const maxEvents = status?.maxEvents;
-    if (!Number.isSafeInteger(maxEvents) || (maxEvents as number) <= 0) return fail("status gives no positive maxEvents.", "maxEvents: integer > 0", JSON.stringify(status ?? null), ["integration.bounded-state"]);
-    const needed = (maxEvents as number) + 5;
+    const maxEvents = await statusLimit(ctx, conn, "maxEvents");
+    if (typeof maxEvents !== "number") return maxEvents;
+    const needed = maxEvents + 5;
     // Measure the drain rate on a few commands before committing to the whole history.
     const t0 = Date.now();
     const first = await makeEvents(ctx, 5);
@@ -170,10 +169,10 @@ export const historyBound: Check = {
     const c = await ctx.session();
     const after = await readEvents(ctx, c, 0, 500);
     const st = resultOf(await ctx.call(c, rpc("status", {}, "status-after")));
-    if (typeof st?.events === "number" && st.events > (maxEvents as number)) return fail(`status reports ${st.events} retained events, over maxEvents ${maxEvents}.`, `events <= ${maxEvents}`, JSON.stringify(st), ["integration.bounded-state"]);
+    if (typeof st?.events === "number" && st.events > maxEvents) return fail(`status reports ${st.events} retained events, over maxEvents ${maxEvents}.`, `events <= ${maxEvents}`, JSON.stringify(st), ["integration.bounded-state"]);
     const retained = after.events.length;
-    if (retained > (maxEvents as number)) return fail(`events returned ${retained} events, more than maxEvents ${maxEvents}.`, `at most ${maxEvents} retained`, `${retained}`, ["integration.bounded-state"]);
-    if (after.events.some((e) => e.seq <= made) && (maxEvents as number) < needed) return fail(`After ${needed} newer events, events at or before seq ${made} are still retained.`, `the oldest events dropped (maxEvents ${maxEvents})`, `oldest retained seq ${after.events[0]?.seq}`, ["integration.bounded-state"]);
+    if (retained > maxEvents) return fail(`events returned ${retained} events, more than maxEvents ${maxEvents}.`, `at most ${maxEvents} retained`, `${retained}`, ["integration.bounded-state"]);
+    if (after.events.some((e) => e.seq <= made) && maxEvents < needed) return fail(`After ${needed} newer events, events at or before seq ${made} are still retained.`, `the oldest events dropped (maxEvents ${maxEvents})`, `oldest retained seq ${after.events[0]?.seq}`, ["integration.bounded-state"]);
     return pass(`After ${needed} completions the history held ${retained} events (maxEvents ${maxEvents}).`);
   },
 };
