@@ -5,7 +5,7 @@ import { connect } from "node:net";
 import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
-import { Connection } from "../runner/connection.js";
+import { Connection } from "../suites/harness/connection.js";
 import { badEnvelope } from "../generators/badEnvelope.js";
 import { command } from "../generators/command.js";
 import { malformedUtf8 } from "../generators/malformedUtf8.js";
@@ -71,7 +71,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 function timeCli(profile: string): number {
   const t0 = Date.now();
-  execFileSync(process.execPath, [here("../runner/cli.js"), "--profile", profile, "--seed", "1"], { stdio: "ignore" });
+  execFileSync(process.execPath, [here("../bin.js"), "--profile", profile, "--seed", "1"], { stdio: "ignore" });
   return (Date.now() - t0) / 1000;
 }
 

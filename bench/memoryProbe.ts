@@ -1,5 +1,5 @@
 // Child process for the memory figure: idle baseline, or stream 256 MiB both ways through the tool's Connection.
-import { Connection } from "../runner/connection.js";
+import { Connection } from "../suites/harness/connection.js";
 
 const [mode, port] = [process.argv[2], Number(process.argv[3])];
 if (mode === "stream") {

@@ -1,127 +1,335 @@
+// The AiControl contract as this tool uses it: the upstream AiControlProtocol.json (rule IDs, rule text,
+// codes, limits, default endpoint) joined with our overlay.yaml (level, how each rule is observed, and the
+// few defaults upstream lacks). Every fact comes from those two files; nothing here restates one.
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { LineCounter, parseDocument, isMap, isSeq, isScalar, type Node } from "yaml";
-import { RULE_IDS, type ErrorRuleId, type RuleId } from "./rule-ids.js";
+import { type Document, isMap, isScalar, LineCounter, type Node, parseDocument } from "yaml";
+import { z } from "zod";
 
-export { RULE_IDS, type RuleId, type ErrorRuleId };
-
+/** Short rule ID, e.g. "wire.ndjson". Rules vary by contract revision, so any string may be one. */
+export type RuleId = string;
 export type Observed = "wire" | "client" | "none";
 export type Level = "MUST" | "SHOULD";
+export type FieldKind = "identifier" | "integer" | "string" | "boolean";
 
 export interface Rule {
   id: RuleId;
-  /** Full stable ID, e.g. "ai-control-protocol.wire.ndjson". */
+  /** Stable upstream ID, e.g. "ai-control-protocol.wire.ndjson". */
   fullId: string;
+  /** First part of the short ID: wire, method, error, command, ... */
   group: string;
   title: string;
   level: Level;
   requirement: string;
   observed: Observed;
-  /** Why the rule is not checked over the wire (observed client or none). */
+  /** Why the rule has no wire check (observed client or none). */
   reason?: string;
+  note?: string;
+  /** Error rules: the JSON-RPC error code. */
   code?: number;
+  /** Command field rules: the upstream value_type, e.g. "project identifier". */
   valueType?: string;
+  /** Method rules: params and result shapes as upstream writes them. */
   params?: string;
   result?: string;
 }
 
 export interface Contract {
+  /** Path of the JSON it was read from. */
+  file: string;
+  /** Hex SHA-256 of the JSON file's bytes: reports name the exact revision they judged against. */
+  sha256: string;
+  version: number;
+  schemaVersion: number;
   prefix: string;
   jsonrpc: string;
   defaults: { host: string; port: number; tokenEnv: string };
   limits: { maxLineBytes: number; eventsLimitMin: number; eventsLimitMax: number };
   methods: string[];
+  /** Error code per short error rule ID: codes["error.parse"]. */
+  codes: Record<string, number>;
+  /** The optional command fields of `act`: every command field but the discriminator. */
+  commandFields: readonly { field: string; rule: RuleId; kind: FieldKind }[];
+  /** Every rule, in the JSON's order. */
   rules: Rule[];
+  /** The rule with this short ID; throws ContractError for an unknown one. */
   rule(id: RuleId): Rule;
-  codes: Record<ErrorRuleId, number>;
+  has(id: RuleId): boolean;
 }
 
-export class ContractError extends Error {}
+export class ContractError extends Error {
+  override name = "ContractError";
+}
 
-export const CONTRACT_PATH = fileURLToPath(new URL("./contract.yaml", import.meta.url));
+export const CONTRACT_PATH = fileURLToPath(new URL("./AiControlProtocol.json", import.meta.url));
+const OVERLAY_PATH = fileURLToPath(new URL("./overlay.yaml", import.meta.url));
 
-const RULE_KEYS = new Set(["id", "title", "level", "requirement", "observed", "reason", "code", "valueType", "params", "result"]);
-const TOP_KEYS = new Set(["prefix", "jsonrpc", "defaults", "limits", "methods", "rules"]);
+/** The upstream file layout this loader understands; another layout needs another loader. */
+const SCHEMA_VERSION = 1;
 
-/** Loads and validates the contract; every error names the file and line. */
-export function loadContract(path = CONTRACT_PATH, text = readFileSync(path, "utf8")): Contract {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true });
-  const where = (node: Node | null | undefined) => {
-    const at = node?.range ? lines.linePos(node.range[0]) : undefined;
-    return at ? `${path}:${at.line}` : path;
-  };
-  if (doc.errors.length > 0) {
-    const e = doc.errors[0]!;
-    throw new ContractError(`${path}:${e.linePos?.[0].line ?? "?"}: ${e.message.split("\n")[0]}`);
+/** `act` routes a command by this field (method.act params); every other command field is optional. */
+const DISCRIMINATOR = "type";
+
+/** How upstream's value_type names map to the JSON types a command field takes. */
+const FIELD_KINDS: Record<string, FieldKind> = {
+  "project identifier": "identifier",
+  integer: "integer",
+  string: "string",
+  boolean: "boolean",
+};
+
+// ---- the upstream JSON ----
+
+/** Type names for zod's messages; every number in either file is an integer. */
+const TYPE_NAMES: Record<string, string> = {
+  string: "a string", number: "an integer", int: "an integer", boolean: "a boolean",
+  array: "a list", object: "an object", record: "an object",
+};
+
+/** Short zod messages for a wrong type or value, telling a missing member from an ill-typed one. */
+const describeIssue = (issue: z.core.$ZodRawIssue) => {
+  if (issue.code !== "invalid_type" && issue.code !== "invalid_value") return undefined;
+  if (issue.input === undefined) return "missing";
+  if (issue.code === "invalid_value") return `expected one of: ${issue.values.join(", ")}`;
+  return `expected ${TYPE_NAMES[issue.expected] ?? issue.expected}`;
+};
+
+const text = z.string().min(1, { error: "expected a non-empty string" });
+const integer = z.int();
+const positive = integer.positive({ error: "expected a positive integer" });
+
+const rules = <T extends z.ZodRawShape>(extra: T) =>
+  z.array(z.object({ id: text, name: text, requirement: text, ...extra }));
+
+// Unknown members (description, rationale, source, ...) are upstream's business: zod drops them.
+const Upstream = z.object({
+  schema_version: z.literal(SCHEMA_VERSION, {
+    error: (issue) => (issue.input === undefined ? "missing" : `this tool reads schema_version ${SCHEMA_VERSION}`),
+  }),
+  scope: z.object({ surface: text }),
+  outputs: z.object({
+    protocol_version: integer,
+    jsonrpc_version: text,
+    default_host: text,
+    default_port: positive,
+    max_line_bytes: positive,
+    methods: z.array(text),
+    error_codes: z.record(z.string(), integer),
+  }),
+  wire_rules: rules({}),
+  methods: rules({ params: text, result: text }),
+  error_codes: rules({ code: integer }),
+  command_fields: rules({
+    value_type: z.enum(Object.keys(FIELD_KINDS)),
+  }),
+  security_rules: rules({}),
+  integration_rules: rules({}),
+  validation_rules: rules({}),
+});
+type Upstream = z.infer<typeof Upstream>;
+
+/** The members of the JSON that are rule lists. */
+const RULE_LISTS = ["wire_rules", "methods", "error_codes", "command_fields", "security_rules",
+  "integration_rules", "validation_rules"] as const;
+type RuleList = (typeof RULE_LISTS)[number];
+/** An entry of any rule list, seen through one type. */
+type Entry = Upstream[RuleList][number] &
+  Partial<{ code: number; value_type: string; params: string; result: string }>;
+
+/** An upstream rule with the JSON path it was found at, for error messages. */
+interface Located {
+  entry: Entry;
+  at: string;
+}
+
+/** `wire_rules[3].requirement` from zod's path segments. */
+function jsonPath(path: readonly PropertyKey[]): string {
+  return path.map((key, i) => (typeof key === "number" ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`))
+    .join("");
+}
+
+function readBytes(file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    throw new ContractError(`${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
   }
-  const root = doc.contents;
-  if (!isMap(root)) throw new ContractError(`${path}: the contract must be a YAML mapping`);
-  const fail = (node: Node | null | undefined, message: string): never => {
-    throw new ContractError(`${where(node)}: ${message}`);
-  };
-  for (const pair of root.items) {
-    const key = isScalar(pair.key) ? String(pair.key.value) : "";
-    if (!TOP_KEYS.has(key)) fail(pair.key as Node, `unknown key "${key}"`);
-  }
-  const data = doc.toJS() as Record<string, any>;
-  const rulesNode = root.get("rules", true) as Node | undefined;
-  if (!isSeq(rulesNode)) return fail(root, `"rules" must be a list`);
-  const seq = rulesNode;
+}
 
-  const known = new Set<string>(RULE_IDS);
-  const seen = new Map<string, Node>();
-  const rules: Rule[] = seq.items.map((item, i) => {
-    const node = item as Node;
-    if (!isMap(node)) fail(node, `rule ${i + 1} must be a mapping`);
-    for (const pair of (node as import("yaml").YAMLMap).items) {
-      const key = isScalar(pair.key) ? String(pair.key.value) : "";
-      if (!RULE_KEYS.has(key)) fail(pair.key as Node, `unknown key "${key}" in rule ${i + 1}`);
+/** Parses and validates the JSON; every error names the file and the JSON path of the problem. */
+function parseUpstream(file: string, bytes: Buffer): Upstream & { lists: Located[] } {
+  const fail = (at: string, message: string): never => {
+    throw new ContractError(`${file}: ${at ? `${at}: ` : ""}${message}`);
+  };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch (error) {
+    return fail("", `not JSON: ${(error as Error).message}`);
+  }
+  const parsed = Upstream.safeParse(raw, { error: describeIssue });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return fail(jsonPath(issue.path), issue.message);
+  }
+  const data = parsed.data;
+  // The JSON's own order of lists, so reports list rules as upstream does.
+  const order = Object.keys(raw as object).filter((key): key is RuleList =>
+    (RULE_LISTS as readonly string[]).includes(key));
+  const lists = order.flatMap((list) =>
+    (data[list] as Entry[]).map((entry, i): Located => ({ entry, at: `${list}[${i}]` })));
+  checkIds(data.scope.surface, lists, fail);
+  checkCodes(data, lists, fail);
+  return { ...data, lists };
+}
+
+/** IDs are stable and unique, and all carry the contract's prefix: reports and --rules globs key on them. */
+function checkIds(prefix: string, lists: Located[], fail: (at: string, message: string) => never): void {
+  const seen = new Map<string, string>();
+  for (const { entry, at } of lists) {
+    if (!entry.id.startsWith(`${prefix}.`) || !/^[a-z0-9-]+\.[a-z0-9-]+$/.test(shortId(prefix, entry.id))) {
+      fail(`${at}.id`, `"${entry.id}" is not "${prefix}.<group>.<name>"`);
     }
-    const raw = data.rules[i] as Record<string, unknown>;
-    const id = raw.id;
-    if (typeof id !== "string" || !/^[a-z]+\.[a-z0-9-]+$/.test(id)) fail(node, `rule ${i + 1} has a malformed id ${JSON.stringify(id)}`);
-    if (seen.has(id as string)) fail(node, `duplicate rule id "${id}" (first at ${where(seen.get(id as string))})`);
-    seen.set(id as string, node);
-    if (!known.has(id as string)) fail(node, `rule id "${id}" is not in protocol/rule-ids.ts`);
-    for (const key of ["title", "requirement"] as const) {
-      if (typeof raw[key] !== "string" || raw[key] === "") fail(node, `rule "${id}" needs a non-empty ${key}`);
+    const first = seen.get(entry.id);
+    if (first) fail(`${at}.id`, `duplicate rule id "${entry.id}" (first at ${first}.id)`);
+    seen.set(entry.id, at);
+  }
+}
+
+/** One code per error rule, and the outputs table names exactly those codes: a reply is judged by code. */
+function checkCodes(data: Upstream, lists: Located[], fail: (at: string, message: string) => never): void {
+  const owners = new Map<number, string>();
+  for (const { entry, at } of lists) {
+    const code = entry.code;
+    if (code === undefined) continue;
+    const first = owners.get(code);
+    if (first) fail(`${at}.code`, `code ${code} is also the code of ${first}`);
+    owners.set(code, at);
+    if (!Object.values(data.outputs.error_codes).includes(code)) {
+      fail(`${at}.code`, `code ${code} is missing from outputs.error_codes`);
     }
-    if (raw.level !== "MUST" && raw.level !== "SHOULD") fail(node, `rule "${id}": level must be MUST or SHOULD`);
-    if (!["wire", "client", "none"].includes(raw.observed as string)) fail(node, `rule "${id}": observed must be wire, client or none`);
-    if (raw.observed !== "wire" && typeof raw.reason !== "string") fail(node, `rule "${id}" is observed ${raw.observed} and needs a reason`);
-    const isError = (id as string).startsWith("error.");
-    if (isError !== Number.isInteger(raw.code)) {
-      fail(node, isError ? `error rule "${id}" needs an integer code` : `rule "${id}" is not an error rule and takes no code`);
-    }
-    const rule = { ...raw, id, fullId: `${data.prefix}.${id}`, group: (id as string).split(".")[0] } as Rule;
-    return rule;
+  }
+  for (const [name, code] of Object.entries(data.outputs.error_codes)) {
+    if (!owners.has(code)) fail(`outputs.error_codes.${name}`, `code ${code} has no rule in error_codes`);
+  }
+}
+
+function shortId(prefix: string, fullId: string): RuleId {
+  return fullId.slice(prefix.length + 1);
+}
+
+// ---- our overlay ----
+
+const OverlayRule = z
+  .strictObject({
+    level: z.enum(["MUST", "SHOULD"]),
+    observed: z.enum(["wire", "client", "none"]),
+    reason: text.optional(),
+    note: text.optional(),
+  })
+  .refine((r) => r.observed === "wire" || r.reason !== undefined, {
+    path: ["reason"],
+    error: "a rule not observed on the wire needs a reason",
   });
-  const missing = RULE_IDS.filter((id) => !seen.has(id));
-  if (missing.length > 0) fail(rulesNode as Node, `rules missing from the contract: ${missing.join(", ")}`);
+type OverlayRule = z.infer<typeof OverlayRule>;
 
+const Overlay = z.strictObject({
+  defaults: z.strictObject({ tokenEnv: text }),
+  limits: z
+    .strictObject({ eventsLimitMin: positive, eventsLimitMax: positive })
+    .refine((l) => l.eventsLimitMin <= l.eventsLimitMax, { error: "eventsLimitMin exceeds eventsLimitMax" }),
+  rules: z.record(z.string(), OverlayRule),
+});
+type Overlay = z.infer<typeof Overlay>;
+
+/** The 1-based line of the deepest node of `path` that exists (a key's own line where it has one). */
+function lineOf(doc: Document, lines: LineCounter, path: readonly PropertyKey[]): number {
+  let node: unknown = doc.contents;
+  let at = node as Node | null;
+  for (const key of path) {
+    if (!isMap(node)) break;
+    const pair = node.items.find((p) => isScalar(p.key) && p.key.value === key);
+    if (!pair) break;
+    at = pair.key as Node;
+    node = pair.value;
+  }
+  return lines.linePos(at?.range?.[0] ?? 0).line;
+}
+
+/** Parses and validates the overlay; every error names the file and line. */
+function parseOverlay(file: string): Overlay {
+  const lines = new LineCounter();
+  const doc = parseDocument(readBytes(file).toString("utf8"), { lineCounter: lines, uniqueKeys: true });
+  const yamlError = doc.errors[0];
+  if (yamlError) {
+    // yaml's message repeats the position and quotes the source after it: keep only what went wrong.
+    const message = yamlError.message.replace(/ at line \d+, column \d+:[\s\S]*$/, "");
+    throw new ContractError(`${file}:${yamlError.linePos?.[0].line ?? 1}: ${message}`);
+  }
+  const parsed = Overlay.safeParse(doc.toJS(), { error: describeIssue });
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  // An unknown key is reported at that key, not at the mapping holding it.
+  const unknown = issue.code === "unrecognized_keys" ? issue.keys[0] : undefined;
+  const path = unknown === undefined ? issue.path : [...issue.path, unknown];
+  const message = unknown === undefined ? issue.message : `unknown key "${unknown}"`;
+  const where = jsonPath(issue.path);
+  throw new ContractError(`${file}:${lineOf(doc, lines, path)}: ${where ? `${where}: ` : ""}${message}`);
+}
+
+// ---- the joined contract ----
+
+/** A rule the overlay does not know yet is a MUST checked on the wire, so it shows as uncovered. */
+const UNKNOWN_RULE: OverlayRule = { level: "MUST", observed: "wire" };
+
+function toRule(prefix: string, entry: Entry, overlay: Overlay): Rule {
+  const id = shortId(prefix, entry.id);
+  const ours = overlay.rules[id] ?? UNKNOWN_RULE;
+  const rule: Rule = {
+    id, fullId: entry.id, group: id.slice(0, id.indexOf(".")), title: entry.name, requirement: entry.requirement,
+    level: ours.level, observed: ours.observed,
+  };
+  if (ours.reason !== undefined) rule.reason = ours.reason;
+  if (ours.note !== undefined) rule.note = ours.note;
+  if (entry.code !== undefined) rule.code = entry.code;
+  if (entry.value_type !== undefined) rule.valueType = entry.value_type;
+  if (entry.params !== undefined) rule.params = entry.params;
+  if (entry.result !== undefined) rule.result = entry.result;
+  return rule;
+}
+
+/** Loads an upstream contract revision (default: the shipped one) with our overlay. */
+export function loadContract(path = CONTRACT_PATH, overlayPath = OVERLAY_PATH): Contract {
+  const bytes = readBytes(path);
+  const upstream = parseUpstream(path, bytes);
+  const overlay = parseOverlay(overlayPath);
+  const prefix = upstream.scope.surface;
+  const rules = upstream.lists.map(({ entry }) => toRule(prefix, entry, overlay));
   const byId = new Map(rules.map((r) => [r.id, r]));
-  const codes = Object.fromEntries(rules.filter((r) => r.code !== undefined).map((r) => [r.id, r.code])) as Contract["codes"];
-  const codeOwners = new Map<number, string>();
-  for (const r of rules) {
-    if (r.code === undefined) continue;
-    if (codeOwners.has(r.code)) fail(seen.get(r.id), `code ${r.code} is used by "${codeOwners.get(r.code)}" and "${r.id}"`);
-    codeOwners.set(r.code, r.id);
-  }
-  for (const key of ["prefix", "jsonrpc"]) if (typeof data[key] !== "string") fail(root, `"${key}" must be a string`);
-  const d = data.defaults ?? {};
-  if (typeof d.host !== "string" || !Number.isInteger(d.port) || typeof d.tokenEnv !== "string") {
-    fail(root.get("defaults", true) as Node ?? root, `"defaults" needs host, port and tokenEnv`);
-  }
-  const l = data.limits ?? {};
-  for (const key of ["maxLineBytes", "eventsLimitMin", "eventsLimitMax"]) {
-    if (!Number.isInteger(l[key]) || l[key] <= 0) fail((root.get("limits", true) as Node) ?? root, `limits.${key} must be a positive integer`);
-  }
-  if (!Array.isArray(data.methods) || !data.methods.every((m: unknown) => typeof m === "string")) fail(root, `"methods" must be a list of names`);
-
+  const optionalFields = upstream.command_fields.filter((f) => f.name !== DISCRIMINATOR);
+  const outputs = upstream.outputs;
   return {
-    prefix: data.prefix, jsonrpc: data.jsonrpc, defaults: d, limits: l, methods: data.methods, rules, codes,
-    rule: (id) => byId.get(id)!,
+    file: path,
+    sha256: createHash("sha256").update(bytes).digest("hex"),
+    version: outputs.protocol_version,
+    schemaVersion: upstream.schema_version,
+    prefix,
+    jsonrpc: outputs.jsonrpc_version,
+    defaults: { host: outputs.default_host, port: outputs.default_port, tokenEnv: overlay.defaults.tokenEnv },
+    limits: { maxLineBytes: outputs.max_line_bytes, ...overlay.limits },
+    methods: outputs.methods,
+    codes: Object.fromEntries(rules.flatMap((r) => (r.code === undefined ? [] : [[r.id, r.code]]))),
+    commandFields: optionalFields.map((f) => ({
+      field: f.name, rule: shortId(prefix, f.id), kind: FIELD_KINDS[f.value_type]!,
+    })),
+    rules,
+    rule(id) {
+      const rule = byId.get(id);
+      if (!rule) throw new ContractError(`${path}: no rule "${id}"`);
+      return rule;
+    },
+    has: (id) => byId.has(id),
   };
 }
 

@@ -1,7 +1,6 @@
 import pc from "picocolors";
-import type { Reporter } from "../runner/run.js";
-import type { CheckReport, Report, RuleReport } from "../runner/report.js";
-import type { Verdict } from "../suites/check.js";
+import type { CheckReport, Report, Reporter, RuleReport, Verdict } from "./types.js";
+
 
 const PAINT: Record<Verdict, (s: string) => string> = { pass: pc.green, fail: pc.red, warn: pc.yellow, skip: pc.dim, error: pc.magenta };
 const MARK: Record<Verdict, string> = { pass: "✓", fail: "✗", warn: "!", skip: "-", error: "?" };
@@ -58,8 +57,15 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
       clear();
       line();
       printTable(report, line);
-      for (const rule of report.rules.filter((r) => r.verdict === "fail" || r.verdict === "error" || (options.verbose && r.verdict === "warn"))) {
-        printDetails(rule, line);
+      if (report.blocked) {
+        // One root cause, said once, instead of the same message under every rule.
+        line();
+        line(PAINT.error(pc.bold(`No check could be judged: ${report.blocked}`)));
+      } else {
+        const shown = report.rules.filter(
+          (r) => r.verdict === "fail" || r.verdict === "error" || (options.verbose && r.verdict === "warn"),
+        );
+        for (const rule of shown) printDetails(rule, line);
       }
       line();
       line(summaryLine(report));

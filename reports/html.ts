@@ -1,8 +1,7 @@
-import { writeFileSync } from "node:fs";
-import type { Reporter } from "../runner/run.js";
-import type { CheckReport, Report, RuleReport } from "../runner/report.js";
-import type { TranscriptEntry } from "../runner/connection.js";
-import type { Verdict } from "../suites/check.js";
+import { writeOutput } from "./output.js";
+import { type CheckReport, type Report, type Reporter, type RuleReport, targetName, type TranscriptEntry, type Verdict } from "./types.js";
+
+
 
 // One self-contained file: no network, no external assets. Everything is rendered here;
 // the small script only filters, searches and switches transcript views.
@@ -106,9 +105,9 @@ export function renderHtml(report: Report): string {
   const chips = VERDICTS.map((v) => `<label><input type="checkbox" data-verdict="${v}" checked> <span class="badge ${v}">${v.toUpperCase()}</span> ${report.summary[v]}</label>`).join("");
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>AiControl conformance: ${esc(report.target.endpoint)}</title><style>${STYLE}</style></head>
+<title>AiControl conformance: ${esc(targetName(report.target))}</title><style>${STYLE}</style></head>
 <body><header><h1>AiControl conformance report</h1>
-<div class="meta">${esc(report.target.label ?? report.target.endpoint)} · seed ${report.seed} · ${esc(report.startedAt)} · ${(report.durationMs / 1000).toFixed(1)} s · ${esc(report.tool.name)} ${esc(report.tool.version)}</div>
+<div class="meta">${esc(report.target.label ?? targetName(report.target))} · seed ${report.seed} · ${esc(report.startedAt)} · ${(report.durationMs / 1000).toFixed(1)} s · ${esc(report.tool.name)} ${esc(report.tool.version)}</div>
 <div class="controls"><input type="search" id="search" placeholder="Search rules, checks, messages" aria-label="Search"><span class="chips">${chips}</span><span class="muted"><span id="shown">${report.rules.length}</span> of ${report.rules.length} rules shown</span></div></header>
 <main>${groups.map((g) => `<section class="group"><h2>${esc(g)}</h2>${report.rules.filter((r) => r.group === g).map(rule).join("")}</section>`).join("")}
 <p id="empty" class="empty" hidden>No rule matches the filter.</p></main>
@@ -117,5 +116,5 @@ export function renderHtml(report: Report): string {
 }
 
 export function htmlReporter(file: string): Reporter {
-  return { name: "html", onRunEnd: (report) => writeFileSync(file, renderHtml(report)) };
+  return { name: "html", onRunEnd: (report) => writeOutput(file, renderHtml(report)) };
 }

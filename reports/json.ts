@@ -1,14 +1,7 @@
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
-import type { Reporter } from "../runner/run.js";
+import { writeOutput } from "./output.js";
+import type { Reporter } from "./types.js";
 
-/** The machine-readable report (schemaVersion 1, DESIGN.md). */
+/** The machine-readable report (schemaVersion 1). */
 export function jsonReporter(file: string): Reporter {
-  return {
-    name: "json",
-    onRunEnd(report) {
-      mkdirSync(dirname(file), { recursive: true });
-      writeFileSync(file, JSON.stringify(report, null, 2) + "\n");
-    },
-  };
+  return { name: "json", onRunEnd: (report) => writeOutput(file, `${JSON.stringify(report, null, 2)}\n`) };
 }

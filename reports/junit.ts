@@ -1,6 +1,5 @@
-import { writeFileSync } from "node:fs";
-import type { Reporter } from "../runner/run.js";
-import type { Report, RuleReport } from "../runner/report.js";
+import { writeOutput } from "./output.js";
+import { type Report, type Reporter, type RuleReport, targetName } from "./types.js";
 
 const xml = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;" })[c]!)
@@ -37,8 +36,8 @@ export function renderJunit(report: Report): string {
   return [
     `<?xml version="1.0" encoding="UTF-8"?>`,
     `<testsuites name="aicontrol-conformance" ${attrs}>`,
-    `  <testsuite name="${xml(`AiControl conformance: ${report.target.endpoint}`)}" ${attrs} timestamp="${report.startedAt}">`,
-    `    <properties><property name="seed" value="${report.seed}"/><property name="endpoint" value="${xml(report.target.endpoint)}"/></properties>`,
+    `  <testsuite name="AiControl conformance" ${attrs} timestamp="${report.startedAt}">`,
+    `    <properties><property name="seed" value="${report.seed}"/><property name="endpoint" value="${xml(targetName(report.target))}"/></properties>`,
     ...cases,
     `  </testsuite>`,
     `</testsuites>`,
@@ -47,5 +46,5 @@ export function renderJunit(report: Report): string {
 }
 
 export function junitReporter(file: string): Reporter {
-  return { name: "junit", onRunEnd: (report) => writeFileSync(file, renderJunit(report)) };
+  return { name: "junit", onRunEnd: (report) => writeOutput(file, renderJunit(report)) };
 }

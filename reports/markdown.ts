@@ -1,6 +1,6 @@
-import { appendFileSync, writeFileSync } from "node:fs";
-import type { Reporter } from "../runner/run.js";
-import type { Report } from "../runner/report.js";
+import { appendFileSync } from "node:fs";
+import { writeOutput } from "./output.js";
+import { type Report, type Reporter, targetName } from "./types.js";
 
 const ICON = { pass: "✅", fail: "❌", warn: "⚠️", skip: "⏭️", error: "🛑" } as const;
 const cell = (text: string, max = 160) => {
@@ -15,7 +15,7 @@ export function renderMarkdown(report: Report): string {
   const lines = [
     `## AiControl conformance: ${s.fail ? `${ICON.fail} ${s.fail} failing` : s.error ? `${ICON.error} ${s.error} not judged` : `${ICON.pass} no failures`}`,
     "",
-    `${report.rules.length} rules · ${ICON.pass} ${s.pass} pass · ${ICON.fail} ${s.fail} fail · ${ICON.warn} ${s.warn} warn · ${ICON.error} ${s.error} error · ${ICON.skip} ${s.skip} skip · target \`${report.target.endpoint}\` · seed ${report.seed} · ${(report.durationMs / 1000).toFixed(1)} s`,
+    `${report.rules.length} rules · ${ICON.pass} ${s.pass} pass · ${ICON.fail} ${s.fail} fail · ${ICON.warn} ${s.warn} warn · ${ICON.error} ${s.error} error · ${ICON.skip} ${s.skip} skip · target \`${targetName(report.target)}\` · seed ${report.seed} · ${(report.durationMs / 1000).toFixed(1)} s`,
     "",
   ];
   const notable = report.rules.filter((r) => r.verdict === "fail" || r.verdict === "error" || r.verdict === "warn");
@@ -44,7 +44,7 @@ export function markdownReporter(file: string | undefined, env: NodeJS.ProcessEn
     name: "markdown",
     onRunEnd(report) {
       const text = renderMarkdown(report);
-      if (file) writeFileSync(file, text);
+      if (file) writeOutput(file, text);
       if (env.GITHUB_STEP_SUMMARY) appendFileSync(env.GITHUB_STEP_SUMMARY, text);
     },
   };

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { parseDocument } from "yaml";
 import type { Contract } from "../protocol/contract.js";
-import type { Check } from "../suites/check.js";
-import type { Report } from "./report.js";
+import type { Check } from "../suites/harness/check.js";
+import type { Report } from "../reports/types.js";
 import { UsageError } from "./options.js";
 
 /** A known failure: a rule (short or full ID) or a check, with why it is accepted for now. */

@@ -1,5 +1,5 @@
-import { VERDICT_ORDER } from "../suites/check.js";
-import type { Report } from "./report.js";
+import { VERDICT_ORDER } from "../protocol/verdict.js";
+import type { Report } from "../reports/types.js";
 
 export interface VerdictChange { id: string; from: string; to: string; worse: boolean }
 

@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Report } from "./report.js";
+import type { Report } from "../reports/types.js";
 
 /** One saved failing case: enough to run exactly it again. */
 export interface SavedCase { check: string; rule: string; seed?: number; path?: string; counterexample?: string; message: string; replay?: string }

@@ -1,6 +1,7 @@
-import type { Report, RuleReport } from "./report.js";
-import { SHARD_REASON, summarize } from "./run.js";
-import { worst } from "../suites/check.js";
+import type { Report, RuleReport } from "../reports/types.js";
+import { summarize } from "./aggregate.js";
+import { SHARD_REASON } from "./run.js";
+import { worst } from "../protocol/verdict.js";
 
 /** One report from the reports of several shards (or runs): every check of every rule, verdicts recomputed. */
 export function mergeReports(reports: Report[]): Report {

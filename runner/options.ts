@@ -1,262 +1,394 @@
+// Every option, defined once. The command-line parser, --help, the YAML config (and its JSON
+// Schema for editors) and the API's options type all come from OPTIONS.
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { parse as parseYaml } from "yaml";
-import type { Contract, RuleId } from "../protocol/contract.js";
-import { isLoopback, parseEndpoint } from "./target.js";
+import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
+import { contract } from "../protocol/contract.js";
 
 /** Bad usage or configuration: exit code 2. */
 export class UsageError extends Error {}
+
+type Kind = "string" | "boolean" | "integer" | "count" | "duration" | "list" | "choice";
+
+interface Spec {
+  kind: Kind;
+  group: "Target" | "Selection" | "Generation" | "Replay and CI" | "Output";
+  description: string;
+  /** The placeholder shown in --help. */
+  arg?: string;
+  default?: string | number | boolean | readonly string[];
+  choices?: readonly string[];
+  /** Durations: the unit of a plain number, and the longest allowed (in ms). */
+  unit?: "ms" | "s";
+  max?: number;
+  short?: string;
+  /** Only on the command line (not in a config file or the API). */
+  cliOnly?: true;
+}
 
 export const PROFILES = { quick: 15, standard: 100, thorough: 1000 } as const;
 export type Profile = keyof typeof PROFILES;
 /** Per profile, what one slow check (filling the event history) may spend. */
 export const TIME_BUDGET: Record<Profile, number> = { quick: 3_000, standard: 20_000, thorough: 120_000 };
 
-export interface Options {
-  endpoint?: { host: string; port: number };
-  spawn?: string;
-  tokenEnv: string;
-  allowRemote: boolean;
-  rules: string[];
-  skip: string[];
-  profile: Profile;
-  runs: number;
-  seed: number;
-  replay?: string;
-  check?: string[];
-  path?: string;
-  timeoutMs: number;
-  startTimeoutMs: number;
-  strict: boolean;
-  list: boolean;
-  help: boolean;
-  version: boolean;
-  verbose: boolean;
-  json?: string;
-  junit?: string;
-  html?: string;
-  markdown?: string;
-  shard?: { index: number; count: number };
-  durationMs?: number;
-  /** Reports to merge into one (--merge a.json b.json ...). */
-  merge?: string[];
-  baseline?: string;
-  saveFailures?: string;
-  /** A report to compare this run with, or two reports to compare with each other. */
-  compare?: string[];
-}
+const HOUR = 3_600_000;
 
-const FLAGS = {
-  endpoint: { type: "string" }, spawn: { type: "string" }, "token-env": { type: "string" }, "allow-remote": { type: "boolean" },
-  rules: { type: "string", multiple: true }, skip: { type: "string", multiple: true }, runs: { type: "string" }, profile: { type: "string" },
-  seed: { type: "string" }, replay: { type: "string" }, check: { type: "string", multiple: true }, path: { type: "string" },
-  timeout: { type: "string" }, "start-timeout": { type: "string" }, strict: { type: "boolean" }, list: { type: "boolean" }, config: { type: "string" },
-  json: { type: "string" }, junit: { type: "string" }, html: { type: "string" }, markdown: { type: "string" },
-  shard: { type: "string" }, duration: { type: "string" }, merge: { type: "boolean" },
-  baseline: { type: "string" }, "save-failures": { type: "string" }, compare: { type: "string" },
-  verbose: { type: "boolean" }, help: { type: "boolean", short: "h" }, version: { type: "boolean" },
-} as const;
+export const OPTIONS = {
+  endpoint: { kind: "string", group: "Target", arg: "HOST:PORT", description: "a running bridge (IPv6 as [::1]:PORT)" },
+  spawn: {
+    kind: "string",
+    group: "Target",
+    arg: '"CMD ..."',
+    description: 'start the bridge; its port is read from the first stdout line holding a JSON object with "port"',
+  },
+  "token-env": {
+    kind: "string",
+    group: "Target",
+    arg: "VAR",
+    default: contract.defaults.tokenEnv,
+    description: "environment variable holding the token (never the token itself)",
+  },
+  "allow-remote": { kind: "boolean", group: "Target", description: "allow a non-loopback target (the wire is plaintext)" },
+  "start-timeout": {
+    kind: "duration",
+    group: "Target",
+    unit: "ms",
+    max: HOUR,
+    default: 30_000,
+    description: "wait for a spawned bridge's ready line",
+  },
+  "wait-for-endpoint": {
+    kind: "duration",
+    group: "Target",
+    unit: "ms",
+    max: HOUR,
+    description: "keep trying to connect to --endpoint this long before giving up (a bridge started in the background)",
+  },
+  contract: {
+    kind: "string",
+    group: "Selection",
+    arg: "FILE",
+    description: "judge against another revision of the upstream AiControlProtocol.json",
+  },
+  "allow-uncovered": {
+    kind: "boolean",
+    group: "Selection",
+    description: "a rule of --contract that no check covers does not fail the run",
+  },
+  rules: { kind: "list", group: "Selection", arg: "GLOB,...", description: "only these rules (full or short IDs: wire.*)" },
+  skip: { kind: "list", group: "Selection", arg: "GLOB,...", description: "leave these rules out" },
+  check: { kind: "list", group: "Selection", arg: "ID", description: "only these checks (with --path: one exact case)" },
+  profile: {
+    kind: "choice",
+    group: "Generation",
+    choices: Object.keys(PROFILES),
+    default: "standard",
+    description: `cases per property: ${Object.entries(PROFILES)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ")}`,
+  },
+  runs: { kind: "count", group: "Generation", arg: "N", description: "cases per property (overrides the profile)" },
+  seed: { kind: "integer", group: "Generation", arg: "N", description: "seed for every generator (default: random, printed)" },
+  timeout: { kind: "duration", group: "Generation", unit: "ms",
+    max: HOUR, default: 2000, description: "wait for one response" },
+  strict: { kind: "boolean", group: "Generation", description: "warnings count as failures" },
+  duration: {
+    kind: "duration",
+    group: "Generation",
+    unit: "s",
+    description: "after the checks, fuzz with fresh seeds until this much time has passed",
+  },
+  shard: { kind: "string", group: "Generation", arg: "I/N", description: "run only shard I of N (CI jobs)" },
+  replay: {
+    kind: "string",
+    group: "Replay and CI",
+    arg: "FILE",
+    description: "re-run the failing cases of a JSON report: FIXED or STILL FAILING",
+  },
+  path: { kind: "string", group: "Replay and CI", arg: "P", description: "with one --check and --seed: replay one exact case" },
+  merge: {
+    kind: "boolean",
+    group: "Replay and CI",
+    cliOnly: true,
+    description: "join the JSON reports named after the options (shards) into one",
+  },
+  baseline: {
+    kind: "string",
+    group: "Replay and CI",
+    arg: "FILE",
+    description: "known failures (YAML) do not fail the run; an entry that now passes does (stale)",
+  },
+  "save-failures": {
+    kind: "string",
+    group: "Replay and CI",
+    arg: "DIR",
+    description: "keep every failing case; later runs with the same DIR replay them first",
+  },
+  compare: {
+    kind: "string",
+    group: "Replay and CI",
+    arg: "OLD.json",
+    description: "print which rules changed verdict since OLD (--compare OLD NEW: two reports)",
+  },
+  json: { kind: "string", group: "Output", arg: "FILE", description: "the JSON report (- for stdout)" },
+  junit: { kind: "string", group: "Output", arg: "FILE", description: "JUnit XML (- for stdout)" },
+  html: { kind: "string", group: "Output", arg: "FILE", description: "a self-contained HTML report (- for stdout)" },
+  markdown: { kind: "string", group: "Output", arg: "FILE", description: "a Markdown summary (- for stdout)" },
+  report: {
+    kind: "list",
+    group: "Output",
+    arg: "FORMAT=FILE",
+    description: "any report by format name (json, junit, html, markdown)",
+  },
+  list: { kind: "boolean", group: "Output", description: "every rule, how it is observed and which checks cover it" },
+  verbose: { kind: "boolean", group: "Output", short: "v", description: "details of warnings too" },
+  config: {
+    kind: "string",
+    group: "Output",
+    arg: "FILE",
+    cliOnly: true,
+    description: `options as YAML (keys are flag names; flags win); default ./${"aicontrol-conformance.config.yaml"}`,
+  },
+  help: { kind: "boolean", group: "Output", short: "h", cliOnly: true, description: "this text" },
+  version: { kind: "boolean", group: "Output", cliOnly: true, description: "the tool's version" },
+} as const satisfies Record<string, Spec>;
 
-export const USAGE = `Usage: aicontrol-conformance [target] [options]
+export type OptionName = keyof typeof OPTIONS;
+export const CONFIG_FILE = "aicontrol-conformance.config.yaml";
 
-Target (default: the built-in reference bridge on an ephemeral loopback port)
-  --endpoint HOST:PORT   a running bridge (IPv6 as [::1]:PORT)
-  --spawn "CMD ..."      start the bridge; its port is read from the first stdout line
-                         holding a JSON object with "port"
-  --token-env VAR        environment variable holding the token (default FONLINE_AI_TOKEN)
-  --allow-remote         allow a non-loopback target (the wire is plaintext)
+type Camel<S extends string> = S extends `${infer H}-${infer T}` ? `${H}${Capitalize<Camel<T>>}` : S;
+type ValueOf<S> = S extends { kind: "boolean" }
+  ? boolean
+  : S extends { kind: "integer" | "count" | "duration" }
+    ? number
+    : S extends { kind: "list" }
+      ? string[]
+      : string;
+type HasValue<S> = S extends { default: unknown } | { kind: "boolean" | "list" } ? true : false;
 
-Selection and generation
-  --rules GLOB,...       only these rules (full or short IDs: wire.*, error.parse)
-  --skip GLOB,...        leave these rules out
-  --profile NAME         quick | standard | thorough (cases per property: 15 | 100 | 1000)
-  --runs N               cases per property (overrides the profile)
-  --seed N               seed for every generator (default: random, printed)
-  --timeout MS           wait for one response (default 2000)
-  --start-timeout MS     wait for a spawned bridge's ready line (default 30000)
-  --strict               warnings count as failures
-  --replay FILE          re-run the failing cases of a JSON report: FIXED or STILL FAILING
-  --check ID --path P    run one check (and with --seed, one exact case)
-  --duration 10m         after the checks, fuzz with fresh seeds until the time is up
-  --shard I/N            run every Nth check only (CI jobs); --merge a.json b.json ... joins the reports
+/** Every option's value, by camel-cased name; options without a default may be absent. */
+export type OptionValues = {
+  -readonly [N in OptionName as Camel<N>]: HasValue<(typeof OPTIONS)[N]> extends true
+    ? ValueOf<(typeof OPTIONS)[N]>
+    : ValueOf<(typeof OPTIONS)[N]> | undefined;
+};
 
-CI gates
-  --baseline FILE        known failures (YAML: known-failures: [{rule|check, reason}]) do not fail
-                         the run; an entry that now passes does (stale), so the list only shrinks
-  --save-failures DIR    save every failing case, a file per case in a folder per rule; later
-                         runs with the same DIR replay those cases first
-  --compare OLD.json     print which rules changed verdict since OLD (--compare OLD NEW: two reports)
+/** The options a config file or the API may set. */
+export type SettableOptions = Partial<{
+  [N in OptionName as (typeof OPTIONS)[N] extends { cliOnly: true } ? never : Camel<N>]: ValueOf<(typeof OPTIONS)[N]>;
+}>;
 
-Output
-  --json FILE  --junit FILE  --html FILE  --markdown FILE
-  --list                 every rule, how it is observed and which checks cover it
-  --config FILE          options as YAML (keys are the flag names); flags win
-  --verbose              details of warnings too
+export const camel = (name: string) => name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+const specOf = (name: string): Spec | undefined => (OPTIONS as Record<string, Spec>)[name];
 
-Exit: 0 no rule failed · 1 a rule failed or could not be judged · 2 bad usage · 3 target unreachable`;
-
-export function parseOptions(argv: string[], contract: Contract): Options {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, options: FLAGS, strict: true, allowPositionals: true });
-  } catch (err) {
-    throw new UsageError(`${(err as Error).message}${/token/i.test((err as Error).message) ? " (tokens come only from the environment: --token-env VAR)" : ""}`);
-  }
-  const flags = parsed.values as Record<string, unknown>;
-  if (parsed.positionals.length && !flags.merge && !(flags.compare && parsed.positionals.length === 1)) {
-    throw new UsageError(`unexpected argument "${parsed.positionals[0]}" (only --merge and --compare OLD NEW take file names)`);
-  }
-  const config = flags.config ? readConfig(flags.config as string) : {};
-  const get = <T>(name: keyof typeof FLAGS): T | undefined => (flags[name] ?? config[name]) as T | undefined;
-  const list = (name: "rules" | "skip" | "check"): string[] => {
-    const raw = get<unknown>(name);
-    const values = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
-    return values.flatMap((v) => String(v).split(",")).map((s) => s.trim()).filter(Boolean);
+/** A value for an option, from the command line (text) or from YAML / the API (typed); `where` names its source. */
+export function optionValue(name: string, raw: unknown, where: string): unknown {
+  const spec = specOf(name);
+  if (!spec) throw new UsageError(`${where}: unknown option "${name}"${suggest(name, Object.keys(OPTIONS))}`);
+  const text = typeof raw === "string";
+  const bad = (what: string): never => {
+    throw new UsageError(`${where} must be ${what}, not ${JSON.stringify(raw)}`);
   };
-
-  const options: Options = {
-    tokenEnv: stringOption(get("token-env"), "token-env") ?? contract.defaults.tokenEnv,
-    allowRemote: Boolean(get("allow-remote")),
-    rules: list("rules"), skip: list("skip"), check: list("check"),
-    profile: "standard", runs: 0, seed: 0,
-    timeoutMs: positiveNumber(get("timeout") ?? 2000, "--timeout", "milliseconds"),
-    startTimeoutMs: positiveNumber(get("start-timeout") ?? 30_000, "--start-timeout", "milliseconds"),
-    strict: Boolean(get("strict")), list: Boolean(get("list")), help: Boolean(get("help")), version: Boolean(get("version")), verbose: Boolean(get("verbose")),
-  };
-  const profile = get<string>("profile") ?? "standard";
-  if (!(profile in PROFILES)) throw new UsageError(`--profile must be one of ${Object.keys(PROFILES).join(", ")}, not "${profile}"`);
-  options.profile = profile as Profile;
-  options.runs = get("runs") === undefined ? PROFILES[options.profile] : positiveInteger(get("runs"), "--runs");
-  options.seed = get("seed") === undefined ? Math.floor(Math.random() * 2 ** 31) : integer(get("seed"), "--seed");
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(options.tokenEnv)) throw new UsageError(`--token-env takes the name of an environment variable, not "${options.tokenEnv.length > 40 ? "a long value" : "a value like that"}"`);
-
-  const endpoint = stringOption(get("endpoint"), "endpoint");
-  const spawn = stringOption(get("spawn"), "spawn");
-  if (endpoint && spawn) throw new UsageError("give either --endpoint or --spawn, not both");
-  if (endpoint) {
-    const parsedEndpoint = parseEndpoint(endpoint);
-    if (!parsedEndpoint) throw new UsageError(`--endpoint must be HOST:PORT with a port from 1 to 65535 (IPv6 as [::1]:PORT), not "${endpoint}"`);
-    if (!isLoopback(parsedEndpoint.host) && !options.allowRemote) {
-      throw new UsageError(`${endpoint} is not a loopback address: the wire is plaintext, so pass --allow-remote to test a remote bridge on purpose`);
+  switch (spec.kind) {
+    case "boolean":
+      return typeof raw === "boolean" ? raw : bad("true or false");
+    case "integer":
+    case "count": {
+      const n = text ? (/^-?\d+$/.test(raw.trim()) ? Number(raw) : Number.NaN) : raw;
+      if (spec.kind === "count") {
+        return Number.isSafeInteger(n) && (n as number) > 0 ? n : bad("a positive whole number");
+      }
+      return Number.isSafeInteger(n) && (n as number) >= -(2 ** 31) && (n as number) < 2 ** 31
+        ? n
+        : bad("a whole number in the 32-bit range");
     }
-    options.endpoint = parsedEndpoint;
+    case "duration": {
+      const ms = text ? parseDuration(raw, spec.unit ?? "ms") : typeof raw === "number" ? raw * unitMs(spec.unit) : Number.NaN;
+      if (!Number.isFinite(ms) || ms <= 0) bad(`a positive time such as 500ms, 2s, 10m or 1h`);
+      const max = spec.max ?? 7 * 24 * HOUR;
+      if (ms > max) bad(`at most ${max === HOUR ? "1h" : "a week"}`);
+      return ms;
+    }
+    case "list": {
+      const items = Array.isArray(raw) ? raw : [raw];
+      if (!items.every((v) => typeof v === "string")) bad("a string or a list of strings");
+      return (items as string[])
+        .flatMap((v) => v.split(","))
+        .map((s) => s.trim())
+        .filter(Boolean);
+    }
+    case "choice":
+      return typeof raw === "string" && spec.choices?.includes(raw) ? raw : bad(`one of ${spec.choices?.join(", ")}`);
+    case "string":
+      return typeof raw === "string" && raw.trim() !== "" ? raw : bad("a non-empty string");
   }
-  if (spawn !== undefined) {
-    if (spawn.trim() === "") throw new UsageError("--spawn needs a command");
-    options.spawn = spawn;
-  }
-  for (const key of ["json", "junit", "html", "markdown", "replay", "path"] as const) {
-    const value = stringOption(get(key), key);
-    if (value !== undefined) options[key] = value;
-  }
-  const baseline = stringOption(get("baseline"), "baseline");
-  if (baseline !== undefined) options.baseline = baseline;
-  const saveFailures = stringOption(get("save-failures"), "save-failures");
-  if (saveFailures !== undefined) options.saveFailures = saveFailures;
-  const compare = stringOption(get("compare"), "compare");
-  if (compare !== undefined) options.compare = flags.merge ? [compare] : [compare, ...parsed.positionals];
-  if (flags.merge) {
-    if (parsed.positionals.length === 0) throw new UsageError("--merge takes the JSON reports to merge: --merge a.json b.json ...");
-    options.merge = parsed.positionals;
-  }
-  const shard = stringOption(get("shard"), "shard");
-  if (shard !== undefined) {
-    const m = /^(\d+)\/(\d+)$/.exec(shard);
-    const [index, count] = m ? [Number(m[1]), Number(m[2])] : [0, 0];
-    if (!m || count < 1 || index < 1 || index > count) throw new UsageError(`--shard takes I/N with 1 <= I <= N, e.g. 2/4, not "${shard}"`);
-    options.shard = { index, count };
-  }
-  const duration = stringOption(get("duration"), "duration");
-  if (duration !== undefined) options.durationMs = parseDuration(duration);
-  if (options.path && options.check?.length !== 1) throw new UsageError("--path replays one case: give exactly one --check ID with it");
-  validateGlobs(options.rules, "--rules", contract);
-  validateGlobs(options.skip, "--skip", contract);
-  return options;
 }
 
-/** 90s, 10m, 1h, 5000ms, or plain seconds. */
-export function parseDuration(text: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
-  const ms = m ? Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? "s") as "s"] : NaN;
-  if (!Number.isFinite(ms) || ms <= 0) throw new UsageError(`--duration takes a time such as 90s, 10m or 1h, not "${text}"`);
-  if (ms > 7 * 24 * 3_600_000) throw new UsageError(`--duration must be at most a week, not "${text}"`);
-  return ms;
+const unitMs = (unit: Spec["unit"]) => (unit === "s" ? 1000 : 1);
+
+/** 500ms, 2s, 1.5m, 1h; a plain number is in `unit`. */
+export function parseDuration(text: string, unit: "ms" | "s" = "ms"): number {
+  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/.exec(text.trim());
+  if (!m) return Number.NaN;
+  return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: HOUR }[(m[2] ?? unit) as "ms"];
 }
 
-function readConfig(file: string): Record<string, unknown> {
+/** Options as parsed: values by camel-cased name, plus the file names after --merge / --compare. */
+export interface ParsedArgs {
+  values: Partial<Record<string, unknown>>;
+  positionals: string[];
+  /** Where each value came from, for messages: "--timeout" or "config.yaml:3: timeout". */
+  sources: Record<string, string>;
+}
+
+/** The command line, then the config file it names (or the one found in the working directory). */
+export function parseCommandLine(argv: string[], cwdFiles: { exists(file: string): boolean } = defaultFs): ParsedArgs {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: true,
+      options: Object.fromEntries(
+        Object.entries(OPTIONS as Record<string, Spec>).map(([name, spec]) => [
+          name,
+          {
+            type: spec.kind === "boolean" ? "boolean" : "string",
+            ...(spec.kind === "list" ? { multiple: true } : {}),
+            ...(spec.short ? { short: spec.short } : {}),
+          },
+        ]),
+      ) as Parameters<typeof parseArgs>[0] extends { options?: infer O } ? O : never,
+    });
+  } catch (err) {
+    const message = (err as Error).message;
+    throw new UsageError(
+      `${message}${/token/i.test(message) ? " (tokens come only from the environment: --token-env VAR)" : ""}`,
+    );
+  }
+  const values: Record<string, unknown> = {};
+  const sources: Record<string, string> = {};
+  const file = (parsed.values.config as string | undefined) ?? (cwdFiles.exists(CONFIG_FILE) ? CONFIG_FILE : undefined);
+  if (file) {
+    for (const [name, { value, line }] of Object.entries(readConfig(file))) {
+      const where = `${file}:${line}: ${name}`;
+      values[camel(name)] = optionValue(name, value, where);
+      sources[camel(name)] = where;
+    }
+  }
+  for (const [name, raw] of Object.entries(parsed.values)) {
+    if (name === "config") continue;
+    const where = `--${name}`;
+    const spec = specOf(name)!;
+    if (spec.kind !== "list" && Array.isArray(raw)) throw new UsageError(`${where} takes a single value`);
+    values[camel(name)] = optionValue(name, raw, where);
+    sources[camel(name)] = where;
+  }
+  return { values, positionals: parsed.positionals, sources };
+}
+
+const defaultFs = {
+  exists(file: string) {
+    try {
+      readFileSync(file);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+};
+
+/** A YAML config: option name -> value and the line it stands on. Tokens are never read from a file. */
+export function readConfig(file: string): Record<string, { value: unknown; line: number }> {
   let text: string;
   try {
     text = readFileSync(file, "utf8");
   } catch (err) {
-    throw new UsageError(`cannot read --config ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new UsageError(`cannot read config ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
-  let value: unknown;
-  try {
-    value = parseYaml(text);
-  } catch (err) {
-    throw new UsageError(`--config ${file} is not valid YAML: ${(err as Error).message.split("\n")[0]}`);
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true });
+  if (doc.errors.length) {
+    const e = doc.errors[0]!;
+    throw new UsageError(`${file}:${e.linePos?.[0].line ?? "?"}: not valid YAML: ${e.message.split("\n")[0]}`);
   }
-  if (value === null || value === undefined) return {};
-  if (typeof value !== "object" || Array.isArray(value)) throw new UsageError(`--config ${file} must be a YAML mapping of option names to values`);
-  const config = value as Record<string, unknown>;
-  for (const key of Object.keys(config)) {
-    if (key === "token") throw new UsageError(`--config ${file}: a token is never read from a file; put it in an environment variable and name it with token-env`);
-    if (!(key in FLAGS) || key === "config") throw new UsageError(`--config ${file}: unknown option "${key}"${suggest(key, Object.keys(FLAGS))}`);
+  if (doc.contents === null) return {};
+  if (!isMap(doc.contents)) throw new UsageError(`${file}: must be a YAML mapping of option names to values`);
+  const out: Record<string, { value: unknown; line: number }> = {};
+  for (const pair of doc.contents.items) {
+    const key = isScalar(pair.key) ? String(pair.key.value) : "";
+    const line = lines.linePos((pair.key as { range?: number[] } | null)?.range?.[0] ?? 0).line;
+    if (key === "token") {
+      throw new UsageError(`${file}:${line}: a token is never read from a file; put it in an environment variable and name it with token-env`);
+    }
+    const spec = specOf(key);
+    if (!spec || spec.cliOnly) throw new UsageError(`${file}:${line}: unknown option "${key}"${suggest(key, configKeys())}`);
+    const node = pair.value as { toJSON?: () => unknown } | null;
+    out[key] = { value: isScalar(node) ? node.value : doc.createNode(node).toJSON(), line };
   }
-  return config;
+  return out;
 }
 
-function stringOption(value: unknown, name: string): string | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== "string" && typeof value !== "number") throw new UsageError(`${name} takes a single value`);
-  return String(value);
-}
+const configKeys = () => Object.entries(OPTIONS as Record<string, Spec>).filter(([, s]) => !s.cliOnly).map(([n]) => n);
 
-/** The longest wait any timer here can express (and far more than any bridge should need). */
-const MAX_MS = 3_600_000;
-
-function positiveNumber(value: unknown, flag: string, unit: string): number {
-  const n = typeof value === "number" ? value : Number(String(value).trim() === "" ? NaN : value);
-  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${flag} must be a finite positive number of ${unit}, not "${value}"`);
-  if (n > MAX_MS) throw new UsageError(`${flag} must be at most ${MAX_MS} ${unit} (one hour), not ${value}`);
-  return n;
-}
-
-function positiveInteger(value: unknown, flag: string): number {
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n <= 0) throw new UsageError(`${flag} must be a positive whole number, not "${value}"`);
-  return n;
-}
-
-function integer(value: unknown, flag: string): number {
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < -(2 ** 31) || n >= 2 ** 31) throw new UsageError(`${flag} must be a whole number in the 32-bit range, not "${value}"`);
-  return n;
-}
-
-/** Does a --rules/--skip glob match a rule (by short or full ID)? */
-export function globMatches(glob: string, rule: { id: string; fullId: string }): boolean {
-  const re = new RegExp(`^${glob.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
-  return re.test(rule.id) || re.test(rule.fullId);
-}
-
-function validateGlobs(globs: string[], flag: string, contract: Contract): void {
-  for (const glob of globs) {
-    if (contract.rules.some((r) => globMatches(glob, r))) continue;
-    throw new UsageError(`${flag} ${glob} matches no rule${suggest(glob, contract.rules.map((r) => r.id))}; --list shows them all`);
-  }
-}
-
-/** Selection predicate from --rules and --skip. */
-export function ruleSelector(options: Pick<Options, "rules" | "skip">, contract: Contract): (id: RuleId) => boolean {
-  return (id) => {
-    const rule = contract.rule(id);
-    const wanted = options.rules.length === 0 || options.rules.some((g) => globMatches(g, rule));
-    return wanted && !options.skip.some((g) => globMatches(g, rule));
+/** The JSON Schema of the config file, for editors (shipped as aicontrol-conformance.config.schema.json). */
+export function configJsonSchema(): object {
+  const type = (spec: Spec): object => {
+    switch (spec.kind) {
+      case "boolean":
+        return { type: "boolean" };
+      case "integer":
+        return { type: "integer" };
+      case "count":
+        return { type: "integer", minimum: 1 };
+      case "duration":
+        return { anyOf: [{ type: "number", exclusiveMinimum: 0 }, { type: "string", pattern: "^\\d+(\\.\\d+)?\\s*(ms|s|m|h)?$" }] };
+      case "list":
+        return { anyOf: [{ type: "string" }, { type: "array", items: { type: "string" } }] };
+      case "choice":
+        return { enum: spec.choices };
+      case "string":
+        return { type: "string", minLength: 1 };
+    }
+  };
+  const properties = Object.fromEntries(
+    Object.entries(OPTIONS as Record<string, Spec>)
+      .filter(([, s]) => !s.cliOnly)
+      .map(([name, spec]) => {
+        const unit = spec.kind === "duration" ? ` (a plain number is in ${spec.unit === "s" ? "seconds" : "milliseconds"})` : "";
+        return [name, { ...type(spec), description: spec.description + unit, ...(spec.default !== undefined ? { default: spec.default } : {}) }];
+      }),
+  );
+  return {
+    $schema: "http://json-schema.org/draft-07/schema#",
+    title: "aicontrol-conformance config",
+    type: "object",
+    additionalProperties: false,
+    properties,
   };
 }
 
-function suggest(word: string, candidates: string[]): string {
+/** --help, from the table. */
+export function usage(): string {
+  const lines = [
+    "Usage: aicontrol-conformance [options]            (default target: the built-in reference bridge)",
+    "       aicontrol-conformance --merge a.json b.json ...",
+  ];
+  let group = "";
+  for (const [name, spec] of Object.entries(OPTIONS as Record<string, Spec>)) {
+    if (spec.group !== group) {
+      group = spec.group;
+      lines.push("", group);
+    }
+    const flag = `${spec.short ? `-${spec.short}, ` : ""}--${name}${spec.arg ? ` ${spec.arg}` : spec.kind === "duration" ? " TIME" : spec.kind === "choice" ? ` ${spec.choices?.join("|")}` : ""}`;
+    const dflt = spec.default !== undefined && spec.kind !== "choice" ? ` (default ${spec.kind === "duration" ? `${spec.default}${spec.unit}` : spec.default})` : spec.kind === "choice" ? ` (default ${spec.default})` : "";
+    lines.push(`  ${flag.padEnd(28)} ${spec.description}${dflt}`);
+  }
+  lines.push("", "Exit: 0 no rule failed · 1 a rule failed or could not be judged · 2 bad usage · 3 target unreachable");
+  return lines.join("\n");
+}
+
+export function suggest(word: string, candidates: readonly string[]): string {
   const stem = word.replace(/^ai-control-protocol\./, "").replace(/\*/g, "").toLowerCase();
   const scored = candidates
     .map((c) => ({ c, d: c.toLowerCase().includes(stem) && stem.length > 2 ? 0 : distance(stem, c.toLowerCase()) }))

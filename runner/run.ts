@@ -1,35 +1,34 @@
+// The scheduler: preflight, every selected check in order, lost-target detection, fuzzing
+// until a deadline, then one report. It knows no rule semantics: checks judge, it collects.
 import type { Contract, RuleId } from "../protocol/contract.js";
-import { Harness } from "../suites/context.js";
-import { preflight, type Blocker } from "../suites/preflight.js";
-import { VERDICT_ORDER, worst, type Check, type Finding, type Verdict } from "../suites/check.js";
-import { Connection, REDACTED } from "./connection.js";
-import type { Target } from "./target.js";
-import { baselineSection, type Baseline } from "./baseline.js";
-import { TOOL, type CheckReport, type Report, type RuleReport } from "./report.js";
+import { VERDICT_ORDER } from "../protocol/verdict.js";
+import { fanOut } from "../reports/index.js";
+import type { CheckReport, Report, Reporter } from "../reports/types.js";
+import { type Check, type Finding, requirementOf } from "../suites/harness/check.js";
+import { Connection } from "../suites/harness/connection.js";
+import { Harness } from "../suites/harness/harness.js";
+import { type Blocked, preflight } from "../suites/harness/preflight.js";
+import { redactor } from "../suites/harness/redact.js";
+import { aggregate, type CheckResult, summarize, UNCOVERED } from "./aggregate.js";
+import { type Baseline, baselineSection } from "./baseline.js";
+import type { Target } from "./targets.js";
+import { TOOL } from "./tool.js";
 
 /** One exact case of a check: the seed, and the fast-check path of the shrunk input. */
-export interface Case { seed: number; path?: string }
-
-/** Subscribers to a run. Every hook is optional; one that throws is reported and the run goes on. */
-export interface Reporter {
-  name: string;
-  onRunStart?(info: RunInfo): void | Promise<void>;
-  onCheckStart?(check: Check, index: number, total: number): void | Promise<void>;
-  onCheckEnd?(check: Check, result: CheckReport): void | Promise<void>;
-  onRunEnd?(report: Report): void | Promise<void>;
+export interface Case {
+  seed: number;
+  path?: string;
 }
-
-/** What a run is about to do; the target's label is redacted like everything a reporter sees. */
-export interface RunInfo { target: { label: string; endpoint: string; spawned: boolean }; seed: number; checks: number; profile: string; strict: boolean }
 
 export interface RunOptions {
   contract: Contract;
   checks: readonly Check[];
-  /** Undefined when the target could not be reached: every selected check then reports `error`. */
+  /** Undefined when the target could not be reached: every selected rule then reports `error`. */
   target: Target | undefined;
   targetInfo: { endpoint: string; spawned: boolean; label: string };
   unreachable?: string;
   token?: string;
+  tokenEnv: string;
   timeoutMs: number;
   checkDeadlineMs: number;
   /** What a slow check may spend before skipping with the reason. */
@@ -59,89 +58,92 @@ export interface RunOptions {
   log?: (line: string) => void;
 }
 
+export const SHARD_REASON = "checked in another shard";
+
 export async function run(options: RunOptions): Promise<Report> {
   const started = Date.now();
   const { contract, reporters } = options;
-  const log = options.log ?? ((line) => process.stderr.write(line + "\n"));
-  type Hook = Exclude<keyof Reporter, "name">;
-  const emit = async <K extends Hook>(hook: K, ...args: Parameters<NonNullable<Reporter[K]>>) => {
-    for (const reporter of reporters) {
-      const fn = reporter[hook] as ((...a: unknown[]) => unknown) | undefined;
-      if (typeof fn !== "function") continue;
-      try {
-        await fn.apply(reporter, args);
-      } catch (err) {
-        log(`reporter "${reporter.name}" failed in ${hook}: ${(err as Error).message ?? String(err)}`);
-      }
-    }
-  };
-
+  const log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+  const redact = redactor(options.token);
   const inShard = shardFilter(options.checks, options.shard);
-  const chosen = options.checks.filter((c) => c.rules.some(options.selected) && (!options.onlyChecks || options.onlyChecks.has(c.id)) && inShard(c));
-  if (options.target) {
-    const target = redactDeep({ label: options.target.label, endpoint: options.target.endpoint, spawned: options.target.spawned }, options.token);
-    await emit("onRunStart", { target, seed: options.seed, checks: chosen.length, profile: options.profile, strict: options.strict });
-  }
-  let blocked: Blocker | undefined = options.target ? await preflightProblem(options) : { problem: `target unreachable: ${options.unreachable ?? "unknown"}`, stillRun: [] };
-  const results = new Map<string, { check: Check; finding: Finding; report: CheckReport }>();
-  for (const [index, check] of chosen.entries()) {
-    await emit("onCheckStart", check, index, chosen.length);
-    const t0 = Date.now();
-    if (options.signal?.aborted) blocked = INTERRUPTED;
-    let finding: Finding = blocked && !blocked.stillRun.includes(check.id) ? { verdict: blocked === INTERRUPTED ? "skip" : "error", message: blocked.problem } : await runWithCase(check, options, log);
-    if (!blocked && (finding.verdict === "fail" || finding.verdict === "error")) blocked = await lostTarget(check, options);
-    if (options.strict && finding.verdict === "warn") finding = { ...finding, verdict: "fail", message: `${finding.message} (a warning; --strict makes it a failure)` };
-    const report = redactDeep(toCheckReport(check, finding, Date.now() - t0, options), options.token);
-    results.set(check.id, { check, finding, report });
-    await emit("onCheckEnd", check, report);
-  }
-  if (options.durationMs && !blocked && !options.signal?.aborted) await fuzzUntil(started + options.durationMs, chosen, results, options, log);
+  const runnable = options.checks.filter((c) => c.rules.some((r) => contract.has(r)));
+  const chosen = runnable.filter(
+    (c) => c.rules.some(options.selected) && (!options.onlyChecks || options.onlyChecks.has(c.id)) && inShard(c),
+  );
 
-  const rules: RuleReport[] = contract.rules.map((rule) => {
-    const entries: CheckReport[] = [];
-    for (const { check, finding, report } of results.values()) {
-      const implicated = finding.rules ?? check.rules;
-      if (implicated.includes(rule.id)) {
-        entries.push(report);
-      } else if (check.rules.includes(rule.id)) {
-        // The check stopped at a failure on another rule, so it did not judge this one.
-        entries.push({ id: report.id, verdict: "skip", message: `not judged: the check stopped at a failure on ${implicated.join(", ")}`, durationMs: report.durationMs });
-      }
+  const blocked: Blocked | undefined = options.target
+    ? await preflightProblem(options)
+    : { kind: "unreachable", problem: `target unreachable: ${options.unreachable ?? "unknown"}`, stillRun: [] };
+  const results = new Map<string, CheckResult>();
+  if (blocked && blocked.stillRun.length === 0) {
+    // One root cause, said once: no check can reach a verdict, so none is run or listed.
+    for (const check of chosen) {
+      const finding: Finding = { verdict: "error", message: blocked.problem };
+      results.set(check.id, { check, finding, report: redact.deep(toCheckReport(check, finding, 0, options)) });
     }
-    const base = { id: rule.fullId, title: rule.title, group: rule.group, level: rule.level, observed: rule.observed, requirement: rule.requirement };
-    // A rule left out by --rules/--skip stays out where a selected check merely passed through it,
-    // but a failure found on it is still reported.
-    const shown = options.selected(rule.id) || entries.some((e) => e.verdict === "fail" || e.verdict === "error" || e.verdict === "warn");
-    if (entries.length && shown) return { ...base, verdict: entries.map((e) => e.verdict).reduce(worst), checks: entries };
-    return { ...base, verdict: "skip" as const, reason: skipReason(rule.id, options), checks: [] };
-  });
+  } else {
+    const target = redact.deep({
+      label: options.target!.label,
+      endpoint: options.target!.endpoint,
+      spawned: options.target!.spawned,
+    });
+    await fanOut(reporters, "onRunStart", log, {
+      target,
+      seed: options.seed,
+      checks: chosen.length,
+      profile: options.profile,
+      strict: options.strict,
+    });
+    let stop: { problem: string; interrupted?: boolean } | undefined = blocked;
+    for (const [index, check] of chosen.entries()) {
+      const info = { id: check.id, rules: check.rules, description: check.description };
+      await fanOut(reporters, "onCheckStart", log, info, index, chosen.length);
+      const t0 = Date.now();
+      if (options.signal?.aborted) stop = { problem: "not run: the run was interrupted", interrupted: true };
+      let finding: Finding =
+        stop && !blocked?.stillRun.includes(check.id)
+          ? { verdict: stop.interrupted ? "skip" : "error", message: stop.problem }
+          : await runWithCase(check, options, log);
+      if (!stop && (finding.verdict === "fail" || finding.verdict === "error")) stop = await lostTarget(check, options);
+      if (options.strict && finding.verdict === "warn") {
+        finding = { ...finding, verdict: "fail", message: `${finding.message} (a warning; --strict makes it a failure)` };
+      }
+      const report = redact.deep(toCheckReport(check, finding, Date.now() - t0, options));
+      results.set(check.id, { check, finding, report });
+      await fanOut(reporters, "onCheckEnd", log, info, report);
+    }
+    if (options.durationMs && !stop && !options.signal?.aborted) {
+      await fuzzUntil(started + options.durationMs, chosen, results, options, log);
+    }
+  }
 
-  const summary = summarize(rules);
+  const rules = aggregate(contract, results.values(), options.selected, (id) => skipReason(id, options, runnable));
   const report: Report = {
-    schemaVersion: 1, tool: TOOL,
-    target: { endpoint: options.targetInfo.endpoint, spawned: options.targetInfo.spawned, label: options.targetInfo.label },
-    seed: options.seed, startedAt: new Date(started).toISOString(), durationMs: Date.now() - started, summary, rules,
+    schemaVersion: 1,
+    tool: TOOL,
+    contract: { version: contract.version, sha256: contract.sha256, rules: contract.rules.length },
+    target: { kind: "bridge", ...options.targetInfo },
+    seed: options.seed,
+    startedAt: new Date(started).toISOString(),
+    durationMs: Date.now() - started,
+    summary: summarize(rules),
+    ...(blocked && blocked.stillRun.length === 0 ? { blocked: blocked.problem } : {}),
+    rules,
   };
   if (options.baseline) report.baseline = baselineSection(report, options.baseline, contract.prefix);
-  const redacted = redactDeep(report, options.token);
-  await emit("onRunEnd", redacted);
+  const redacted = redact.deep(report);
+  await fanOut(reporters, "onRunEnd", log, redacted);
   return redacted;
-
-  function skipReason(id: RuleId, o: RunOptions): string {
-    const rule = contract.rule(id);
-    if (rule.observed !== "wire") return rule.reason!;
-    if (!o.selected(id)) return "not selected (--rules / --skip)";
-    if (o.onlyChecks) return "not part of this replay";
-    if (o.shard && options.checks.some((c) => c.rules.includes(id))) return `${SHARD_REASON} (--shard ${o.shard.index}/${o.shard.count})`;
-    return "no check yet";
-  }
 }
 
-export const SHARD_REASON = "checked in another shard";
-const INTERRUPTED: Blocker = { problem: "not run: the run was interrupted", stillRun: [] };
-
-export function summarize(rules: RuleReport[]): Record<Verdict, number> {
-  return Object.fromEntries(VERDICT_ORDER.map((v) => [v, rules.filter((r) => r.verdict === v).length])) as Record<Verdict, number>;
+function skipReason(id: RuleId, o: RunOptions, runnable: readonly Check[]): string {
+  const rule = o.contract.rule(id);
+  if (rule.observed !== "wire") return rule.reason ?? `observed ${rule.observed}`;
+  if (!runnable.some((c) => c.rules.includes(id))) return UNCOVERED;
+  if (!o.selected(id)) return "not selected (--rules / --skip)";
+  if (o.onlyChecks) return "not part of this replay";
+  if (o.shard) return `${SHARD_REASON} (--shard ${o.shard.index}/${o.shard.count})`;
+  return "not run";
 }
 
 /** Shard I of N: every Nth check in ID order, so shards are disjoint, complete and stable across runs. */
@@ -152,10 +154,18 @@ function shardFilter(checks: readonly Check[], shard: RunOptions["shard"]): (che
 }
 
 /** Time-boxed fuzzing after the fixed pass: every check again with fresh seeds until the deadline; the worst finding stays. */
-async function fuzzUntil(end: number, checks: Check[], results: Map<string, { check: Check; finding: Finding; report: CheckReport }>, o: RunOptions, log: (line: string) => void): Promise<void> {
+async function fuzzUntil(
+  end: number,
+  checks: Check[],
+  results: Map<string, CheckResult>,
+  o: RunOptions,
+  log: (line: string) => void,
+): Promise<void> {
+  const redact = redactor(o.token);
   let round = 0;
   let lastLog = Date.now();
-  let lastFailing = [...results.values()].filter((r) => r.finding.verdict === "fail").length;
+  const failingNow = () => [...results.values()].filter((r) => r.finding.verdict === "fail").length;
+  let lastFailing = failingNow();
   while (Date.now() < end - 1000 && !o.signal?.aborted) {
     round++;
     for (const check of checks) {
@@ -167,11 +177,11 @@ async function fuzzUntil(end: number, checks: Check[], results: Map<string, { ch
       // Only what the bridge did counts here: a check the deadline cut short proves nothing.
       const bridgeFault = finding.verdict === "fail" || finding.verdict === "warn";
       if (bridgeFault && VERDICT_ORDER.indexOf(finding.verdict) < VERDICT_ORDER.indexOf(known.finding.verdict)) {
-        const report = redactDeep(toCheckReport(check, { seed, ...finding }, 0, { ...o, seed }), o.token);
+        const report = redact.deep(toCheckReport(check, { seed, ...finding }, 0, { ...o, seed }));
         results.set(check.id, { check, finding, report });
       }
     }
-    const failing = [...results.values()].filter((r) => r.finding.verdict === "fail").length;
+    const failing = failingNow();
     // A progress line now and then (and when something new fails), not one per round.
     if (Date.now() - lastLog >= 5000 || failing !== lastFailing || Date.now() >= end - 1000) {
       log(`fuzzing: round ${round} done, ${failing} failing checks, ${Math.max(0, Math.round((end - Date.now()) / 1000))} s left`);
@@ -181,30 +191,38 @@ async function fuzzUntil(end: number, checks: Check[], results: Map<string, { ch
   }
 }
 
-/** Why no check can reach a verdict (a token is missing, the bridge answers nothing), or undefined. */
-async function preflightProblem(o: RunOptions): Promise<Blocker | undefined> {
-  let blocker: Blocker | undefined;
-  const finding = await runCheck({ id: "preflight", rules: [], description: "", requirement: "", run: async (ctx) => {
-    blocker = await preflight(ctx);
-    return { verdict: "pass", message: "ready" };
-  } }, o);
-  if (finding.verdict === "fail" && /stopped accepting connections/.test(finding.message)) return { problem: finding.message, stillRun: [] };
-  return blocker;
+/** Why no check can reach a verdict (the bridge is gone, a token is missing, it answers nothing), or undefined. */
+async function preflightProblem(o: RunOptions): Promise<Blocked | undefined> {
+  let blocked: Blocked | undefined;
+  const probe: Check = {
+    id: "preflight",
+    rules: [],
+    description: "",
+    run: async (ctx) => {
+      blocked = await preflight(ctx, o.tokenEnv);
+      return { verdict: "pass", message: "ready" };
+    },
+  };
+  await runCheck(probe, o);
+  return blocked;
 }
 
 /** After a failing check: is the bridge still there? Restart one this tool owns; otherwise stop judging. */
-async function lostTarget(check: Check, o: RunOptions): Promise<Blocker | undefined> {
+async function lostTarget(check: Check, o: RunOptions): Promise<{ problem: string } | undefined> {
   const target = o.target!;
   try {
     (await Connection.open(target.host, target.port, { maxLineBytes: 1, connectTimeoutMs: o.timeoutMs, record: false })).close();
     return undefined;
   } catch {
     if (target.restart) {
-      try { await target.restart(); return undefined; } catch (err) {
-        return { problem: `the bridge stopped during ${check.id} and could not be restarted: ${(err as Error).message}`, stillRun: [] };
+      try {
+        await target.restart();
+        return undefined;
+      } catch (err) {
+        return { problem: `the bridge stopped during ${check.id} and could not be restarted: ${(err as Error).message}` };
       }
     }
-    return { problem: `the bridge stopped accepting connections during ${check.id}, so nothing after it can be judged`, stillRun: [] };
+    return { problem: `the bridge stopped accepting connections during ${check.id}, so nothing after it can be judged` };
   }
 }
 
@@ -222,12 +240,22 @@ async function runWithCase(check: Check, o: RunOptions, log: (line: string) => v
 async function runCheck(check: Check, o: RunOptions, exact?: Case): Promise<Finding> {
   const deadline = Date.now() + o.checkDeadlineMs;
   const harness = new Harness({
-    contract: o.contract, endpoint: o.target!, token: o.token, timeoutMs: o.timeoutMs, runs: o.runs, timeBudgetMs: o.timeBudgetMs,
-    seed: exact?.seed ?? o.seed, path: exact?.path, deadline,
+    contract: o.contract,
+    endpoint: o.target!,
+    token: o.token,
+    timeoutMs: o.timeoutMs,
+    runs: o.runs,
+    timeBudgetMs: o.timeBudgetMs,
+    seed: exact?.seed ?? o.seed,
+    path: exact?.path,
+    deadline,
   });
   let timer: NodeJS.Timeout | undefined;
   const overrun = new Promise<Finding>((resolve) => {
-    timer = setTimeout(() => resolve({ verdict: "error", message: `the check did not finish within its deadline of ${o.checkDeadlineMs} ms` }), o.checkDeadlineMs + o.timeoutMs);
+    timer = setTimeout(
+      () => resolve({ verdict: "error", message: `the check did not finish within its deadline of ${o.checkDeadlineMs} ms` }),
+      o.checkDeadlineMs + o.timeoutMs,
+    );
   });
   try {
     return await Promise.race([harness.runCase(() => check.run(harness)), overrun]);
@@ -238,7 +266,14 @@ async function runCheck(check: Check, o: RunOptions, exact?: Case): Promise<Find
 }
 
 function toCheckReport(check: Check, f: Finding, durationMs: number, o: RunOptions): CheckReport {
-  const report: CheckReport = { id: check.id, verdict: f.verdict, message: f.message, description: check.description, requirement: check.requirement, durationMs };
+  const report: CheckReport = {
+    id: check.id,
+    verdict: f.verdict,
+    message: f.message,
+    description: check.description,
+    requirement: requirementOf(check, o.contract),
+    durationMs,
+  };
   if (f.expected !== undefined) report.expected = f.expected;
   if (f.actual !== undefined) report.actual = f.actual;
   if (f.counterexample !== undefined) report.counterexample = f.counterexample;
@@ -247,19 +282,4 @@ function toCheckReport(check: Check, f: Finding, durationMs: number, o: RunOptio
   if ((f.verdict === "fail" || f.verdict === "warn") && o.replayCommand) report.replay = o.replayCommand(check, f);
   if (f.transcript && f.verdict !== "pass") report.transcript = f.transcript;
   return report;
-}
-
-/** Replaces the token wherever it appears in a value (messages, bridge output, transcripts); idempotent. */
-export function redactDeep<T>(value: T, token: string | undefined): T {
-  if (!token) return value;
-  const forms = [...new Set([token, JSON.stringify(token).slice(1, -1)])].sort((a, b) => b.length - a.length);
-  const pattern = new RegExp(forms.map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|"), "g");
-  const scrub = (text: string) => text.replace(pattern, REDACTED);
-  const walk = (v: unknown): unknown => {
-    if (typeof v === "string") return v.split(REDACTED).map(scrub).join(REDACTED);
-    if (Array.isArray(v)) return v.map(walk);
-    if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
-    return v;
-  };
-  return walk(value) as T;
 }

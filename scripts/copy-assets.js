@@ -1,4 +1,5 @@
-// tsc copies no data files: put the contract and the report schema next to their compiled code.
+// tsc copies no data files: put the contract, its overlay and the report schema next to their compiled code.
 import { copyFileSync } from "node:fs";
-copyFileSync("protocol/contract.yaml", "dist/protocol/contract.yaml");
-copyFileSync("reports/report.schema.json", "dist/reports/report.schema.json");
+for (const file of ["protocol/AiControlProtocol.json", "protocol/overlay.yaml", "reports/report.schema.json"]) {
+  copyFileSync(file, `dist/${file}`);
+}

@@ -22,7 +22,7 @@ describe("runConformance, the programmatic API", () => {
 
   it("throws ConformanceError for bad options, and reports an unreachable bridge as error", async () => {
     await expect(runConformance({ endpoint: "192.0.2.1:43011" })).rejects.toThrow(ConformanceError);
-    await expect(runConformance({ timeoutMs: -1 })).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/--timeout must be a finite positive number/) });
+    await expect(runConformance({ timeout: -1 })).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/timeout must be a positive time/) });
     const report = await runConformance({ endpoint: "127.0.0.1:1", profile: "quick", env: {} });
     expect(report.summary.error).toBeGreaterThan(0);
   });
@@ -35,9 +35,10 @@ describe("the packed package", () => {
     const tarball = execFileSync("npm", ["pack", "--silent", "--pack-destination", work], { cwd: root, encoding: "utf8" }).trim().split("\n").at(-1)!;
     const listing = execFileSync("tar", ["-tzf", join(work, tarball)], { encoding: "utf8" });
     expect(listing).toContain("package/dist/index.js");
-    expect(listing).toContain("package/dist/runner/cli.js");
+    expect(listing).toContain("package/dist/bin.js");
     expect(listing).toContain("package/dist/reports/report.schema.json");
-    expect(listing).toContain("package/dist/protocol/contract.yaml");
+    expect(listing).toContain("package/dist/protocol/AiControlProtocol.json");
+    expect(listing).toContain("package/dist/protocol/overlay.yaml");
     expect(listing).not.toContain("package/test/");
 
     const project = join(work, "consumer");

@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
 import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { mutants } from "../bridges/mutants/index.js";
-import type { Report } from "../runner/report.js";
+import type { Report } from "../reports/types.js";
 import { cli, readReport, TEST_TOKEN } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-cli-"));
@@ -21,10 +21,10 @@ async function listening(bridge: ReferenceBridge): Promise<string> {
 
 describe("CLI usage errors exit 2 with a clear message", () => {
   it.each([
-    [["--timeout", "NaN"], /--timeout must be a finite positive number/],
-    [["--timeout=-5"], /--timeout must be a finite positive number/],
-    [["--timeout", "Infinity"], /--timeout must be a finite positive number/],
-    [["--timeout", "1e10"], /--timeout must be at most 3600000/],
+    [["--timeout", "NaN"], /--timeout must be a positive time/],
+    [["--timeout=-5"], /--timeout must be a positive time/],
+    [["--timeout", "Infinity"], /--timeout must be a positive time/],
+    [["--timeout", "2h"], /--timeout must be at most 1h/],
     [["--endpoint", "127.0.0.1:0"], /port from 1 to 65535/],
     [["--endpoint", "127.0.0.1:70000"], /port from 1 to 65535/],
     [["--endpoint", "nonsense"], /must be HOST:PORT/],
@@ -37,7 +37,7 @@ describe("CLI usage errors exit 2 with a clear message", () => {
     [["--token-env", "abc def"], /--token-env takes the name of an environment variable/],
     [["--endpoint", "127.0.0.1:1", "--spawn", "x"], /either --endpoint or --spawn/],
     [["--check", "no.such/check"], /no check named no.such\/check/],
-    [["--config", "/nonexistent/c.yaml"], /cannot read --config/],
+    [["--config", "/nonexistent/c.yaml"], /cannot read config \/nonexistent\/c.yaml: ENOENT/],
   ])("%j", async (args, message) => {
     const r = await cli(args);
     expect(r.code).toBe(2);
@@ -132,9 +132,10 @@ describe("CLI against a target", () => {
 
   it("says to set --token-env when the bridge wants a token none was given for", async () => {
     const endpoint = await listening(new ReferenceBridge({ token: TEST_TOKEN }));
-    const r = await cli(["--endpoint", endpoint, "--profile", "quick", "--rules", "method.ping"]);
-    expect(r.code).toBe(1);
-    expect(r.out).toMatch(/requires a token .* --token-env/);
+    const r = await cli(["--endpoint", endpoint, "--profile", "quick"]);
+    expect(r.code).toBe(3);
+    // Said once, as the root cause, not once per check.
+    expect(r.out.match(/requires a token .* --token-env/g)).toHaveLength(1);
   });
 
   it("never prints the token, even when the bridge echoes it back", async () => {
@@ -180,7 +181,7 @@ describe("CLI against a target", () => {
 describe("CLI interrupted", () => {
   it("on Ctrl-C finishes the check under way, skips the rest, writes the report and exits 130", async () => {
     const json = join(dir, "interrupted.json");
-    const child = spawn(process.execPath, ["dist/runner/cli.js", "--json", json], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["dist/bin.js", "--json", json], { stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     let sent = false;
     child.stdout.on("data", (d: Buffer) => {
@@ -194,7 +195,8 @@ describe("CLI interrupted", () => {
     expect(code).toBe(130);
     const report = readReport(json);
     expect(report.rules.some((r) => r.checks.some((c) => c.message === "not run: the run was interrupted"))).toBe(true);
-    expect(report.rules.find((r) => r.id.endsWith("method.ping"))!.verdict).toBe("pass");
+    // The check under way when Ctrl-C came was finished and judged.
+    expect(report.rules.some((r) => r.checks.some((c) => c.verdict === "pass"))).toBe(true);
   });
 });
 

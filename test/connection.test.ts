@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { Connection, ConnectError, REDACTED } from "../runner/connection.js";
+import { Connection, ConnectError } from "../suites/harness/connection.js";
+import { REDACTED, redactor } from "../suites/harness/redact.js";
 import { rawServer } from "./servers.js";
 
 const MiB = 1_048_576;
@@ -95,7 +96,7 @@ describe("Connection on real loopback sockets", () => {
 
   it("records a transcript with the token redacted, and binary as base64", async () => {
     const port = await serve((s) => s.write(Buffer.from([0xff, 0xfe, 0x0a])));
-    const conn = await open(port, { secrets: ["s3cret"] });
+    const conn = await open(port, { redact: redactor("s3cret").bytes });
     await conn.write('{"token":"s3cret"}\n');
     await conn.read(1000);
     const sent = conn.transcript.find((e) => e.dir === "send")!;

@@ -1,16 +1,16 @@
 import { readFileSync } from "node:fs";
 import { stripVTControlCharacters } from "node:util";
 import { main } from "../runner/cli.js";
+import { ruleSelector } from "../runner/conformance.js";
 import { Ajv } from "ajv";
 import { contract } from "../protocol/contract.js";
 import type { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { ReferenceBridge as Reference } from "../bridges/reference/bridge.js";
 import { allChecks } from "../suites/index.js";
-import type { Check } from "../suites/check.js";
-import { run, type Reporter } from "../runner/run.js";
-import { ruleSelector } from "../runner/options.js";
-import { embeddedTarget } from "../runner/target.js";
-import type { Report } from "../runner/report.js";
+import type { Check } from "../suites/harness/check.js";
+import { run } from "../runner/run.js";
+import { embeddedTarget } from "../runner/targets.js";
+import type { Report, Reporter } from "../reports/types.js";
 
 export const TEST_TOKEN = "conformance-test-token-7f3a";
 
@@ -44,14 +44,18 @@ export interface SuiteRun {
 /** Runs the suite in-process against a bridge the test builds (restarted when a check kills it). */
 export async function runSuite(make: (token: string) => ReferenceBridge = (token) => new Reference({ token }), o: SuiteRun = {}): Promise<Report> {
   const token = o.token ?? TEST_TOKEN;
-  const target = await embeddedTarget(() => make(token), "test bridge");
+  const target = await embeddedTarget(({ port }) => {
+    const bridge = make(token);
+    bridge.options.port = port;
+    return bridge;
+  }, token, "test bridge");
   try {
     return assertValidReport(await run({
-      contract, checks: o.checks ?? allChecks, target, token: token || undefined,
+      contract, checks: o.checks ?? allChecks, target, token: token || undefined, tokenEnv: "TEST_TOKEN",
       targetInfo: { endpoint: target.endpoint, spawned: true, label: target.label },
       timeoutMs: o.timeoutMs ?? 1000, checkDeadlineMs: 30_000, timeBudgetMs: 20_000, runs: o.runs ?? 12, seed: o.seed ?? 42,
       profile: "test", strict: o.strict ?? false,
-      selected: ruleSelector({ rules: o.rules ?? [], skip: [] }, contract),
+      selected: ruleSelector(o.rules ?? [], [], contract),
       reporters: o.reporters ?? [], log: () => {},
     }));
   } finally {
@@ -74,6 +78,7 @@ export function problems(report: Report): string[] {
 export async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; out: string; err: string }> {
   let out = "";
   let err = "";
-  const code = await main(args, { out: (t) => { out += t; }, err: (t) => { err += t; }, env });
+  const io = { out: (t: string) => { out += t; }, err: (t: string) => { err += t; }, env };
+  const code = await main(args, io, { builtIn: (options) => new Reference(options) });
   return { code, out: stripVTControlCharacters(out), err: stripVTControlCharacters(err) };
 }

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Report } from "../runner/report.js";
+import type { Report } from "../reports/types.js";
 import { cli, readReport } from "./helpers.js";
 import { lineServer, rawServer } from "./servers.js";
 

@@ -7,7 +7,7 @@ import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mutants } from "../bridges/mutants/index.js";
 import { ReferenceBridge } from "../bridges/reference/bridge.js";
-import type { Report } from "../runner/report.js";
+import type { Report } from "../reports/types.js";
 import { cli, readReport, runSuite, TEST_TOKEN } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-reports-"));

@@ -1,6 +1,5 @@
 import { CODES, INTEGER_FIELDS, ReferenceBridge, RpcError, type BridgeOptions, type Json, type JsonObject, type Request, type Session } from "../reference/bridge.js";
-import type { RuleId } from "../../protocol/contract.js";
-import { COMMAND_FIELDS } from "../../generators/command.js";
+import { contract, type RuleId } from "../../protocol/contract.js";
 
 // Deliberately broken bridges: each bends the reference in one place and must make
 // the suite fail on the rule it names. They prove every check can fail.
@@ -97,7 +96,7 @@ export const mutants: Mutant[] = [
     constructor(options: BridgeOptions = {}) { super({ ...options, maxLineBytes: Number.MAX_SAFE_INTEGER }); }
   }),
   mutant("limit-off-by-one", "wire.line-limit/exact-limit", "wire.line-limit", "rejects a payload of exactly 1 MiB", class extends ReferenceBridge {
-    constructor(options: BridgeOptions = {}) { super({ ...options, maxLineBytes: 1_048_575 }); }
+    constructor(options: BridgeOptions = {}) { super({ ...options, maxLineBytes: contract.limits.maxLineBytes - 1 }); }
   }),
   mutant("runs-oversized-tail", "wire.line-limit/over-limit", "wire.line-limit", "rejects the first 1 MiB of an oversized line, then runs the rest as a request", class extends ReferenceBridge {
     protected override rejectOversized(session: Session, line: Buffer, terminated: boolean): boolean {
@@ -110,7 +109,7 @@ export const mutants: Mutant[] = [
     protected override validateEnvelope(value: unknown) {
       if (typeof value === "object" && value !== null && !Array.isArray(value)) {
         const v = value as Record<string, unknown>;
-        return super.validateEnvelope({ ...v, jsonrpc: "2.0", params: typeof v.params === "object" && v.params !== null && !Array.isArray(v.params) ? v.params : {} });
+        return super.validateEnvelope({ ...v, jsonrpc: contract.jsonrpc, params: typeof v.params === "object" && v.params !== null && !Array.isArray(v.params) ? v.params : {} });
       }
       return super.validateEnvelope(value);
     }
@@ -248,7 +247,7 @@ export const mutants: Mutant[] = [
     }
   }),
   // One per optional field: accepts it ill-typed, then drops the command without completing it.
-  ...COMMAND_FIELDS.map(({ field, rule }) => mutant(`silent-on-ill-typed-${field}`, `${rule}/typed`, rule, `accepts an ill-typed ${field}, then never completes that command`, class extends ReferenceBridge {
+  ...contract.commandFields.map(({ field, rule }) => mutant(`silent-on-ill-typed-${field}`, `${rule}/typed`, rule, `accepts an ill-typed ${field}, then never completes that command`, class extends ReferenceBridge {
     private illTyped(command: JsonObject): boolean {
       return field in command && super.commandProblem({ type: "probe", [field]: command[field]! }) !== undefined;
     }

@@ -1,5 +1,6 @@
 import { createServer, type Server, type Socket } from "node:net";
 import { timingSafeEqual } from "node:crypto";
+import { contract } from "../../protocol/contract.js";
 
 // A conformant AiControl bridge: the built-in default target, and the base every
 // mutant in bridges/mutants/ bends in exactly one place.
@@ -26,7 +27,15 @@ export interface Session { authorized: boolean; socket: Socket }
 export interface QueuedCommand { seq: number; command: JsonObject }
 export interface RetainedEvent { seq: number; event: JsonObject }
 
-export const CODES = { parse: -32700, invalidRequest: -32600, methodNotFound: -32601, invalidParams: -32602, unauthorized: -32001, queueFull: -32002 } as const;
+const code = (rule: string) => contract.codes[rule]!;
+export const CODES = {
+  parse: code("error.parse"),
+  invalidRequest: code("error.invalid-request"),
+  methodNotFound: code("error.method-not-found"),
+  invalidParams: code("error.invalid-params"),
+  unauthorized: code("error.unauthorized"),
+  queueFull: code("error.queue-full"),
+};
 
 export class RpcError extends Error {
   constructor(readonly code: number, message: string) { super(message); }
@@ -34,8 +43,11 @@ export class RpcError extends Error {
 
 // ignoreBOM keeps a byte order mark in the text, so JSON.parse rejects it as RFC 8259 asks.
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-export const IDENTIFIER_FIELDS = ["targetId", "itemId", "auxId"];
-export const INTEGER_FIELDS = ["x", "y", "screenX", "screenY", "intArg"];
+const fieldsOf = (kind: string) => contract.commandFields.filter((f) => f.kind === kind).map((f) => f.field);
+export const IDENTIFIER_FIELDS = fieldsOf("identifier");
+export const INTEGER_FIELDS = fieldsOf("integer");
+const STRING_FIELDS = fieldsOf("string");
+const BOOLEAN_FIELDS = fieldsOf("boolean");
 
 export class ReferenceBridge {
   readonly options: Required<BridgeOptions>;
@@ -55,7 +67,7 @@ export class ReferenceBridge {
   constructor(options: BridgeOptions = {}) {
     this.options = {
       token: "", host: "127.0.0.1", port: 0, maxQueuedCommands: 64, maxEvents: 512,
-      drainIntervalMs: 10, singleConnection: false, maxLineBytes: 1_048_576, ...options,
+      drainIntervalMs: 10, singleConnection: false, maxLineBytes: contract.limits.maxLineBytes, ...options,
     };
     if (!(this.options.maxQueuedCommands > 0 && this.options.maxEvents > 0)) throw new Error("queue and event limits must be positive");
   }
@@ -138,7 +150,7 @@ export class ReferenceBridge {
     return true;
   }
 
-  /** Never buffers past the limit: answer -32600 and close. */
+  /** Never buffers past the limit: answer invalid request and close. */
   protected rejectOversized(session: Session, _line: Buffer, _terminated: boolean): boolean {
     this.send(session, this.errorResponse(null, CODES.invalidRequest, "Request too large"));
     this.hangUp(session.socket);
@@ -188,7 +200,7 @@ export class ReferenceBridge {
   protected validateEnvelope(value: unknown): Request | RpcError {
     if (!isObject(value)) return new RpcError(CODES.invalidRequest, "Invalid request: not an object");
     const { jsonrpc, id, method, params } = value;
-    if (jsonrpc !== "2.0") return new RpcError(CODES.invalidRequest, "Invalid request: jsonrpc must be \"2.0\"");
+    if (jsonrpc !== contract.jsonrpc) return new RpcError(CODES.invalidRequest, "Invalid request: jsonrpc must be \"2.0\"");
     if (!("id" in value)) return new RpcError(CODES.invalidRequest, "Invalid request: id is missing");
     if (typeof method !== "string" || method === "") return new RpcError(CODES.invalidRequest, "Invalid request: method must be a non-empty string");
     if (!isObject(params)) return new RpcError(CODES.invalidRequest, "Invalid request: params must be an object");
@@ -245,7 +257,8 @@ export class ReferenceBridge {
     const afterSeq = params.afterSeq ?? 0;
     const limit = params.limit ?? 100;
     if (!Number.isSafeInteger(afterSeq) || !Number.isSafeInteger(limit)) throw new RpcError(CODES.invalidParams, "Invalid params: afterSeq and limit must be integers");
-    const clamped = Math.min(Math.max(limit as number, 1), 500);
+    const { eventsLimitMin, eventsLimitMax } = contract.limits;
+    const clamped = Math.min(Math.max(limit as number, eventsLimitMin), eventsLimitMax);
     const selected = this.history.filter((e) => e.seq > (afterSeq as number)).slice(0, clamped);
     return { latestSeq: this.eventSeq, events: selected as unknown as Json };
   }
@@ -269,8 +282,12 @@ export class ReferenceBridge {
     for (const key of INTEGER_FIELDS) {
       if (command[key] !== undefined && !Number.isSafeInteger(command[key])) return `${key} must be an integer`;
     }
-    if (command.stringArg !== undefined && typeof command.stringArg !== "string") return "stringArg must be a string";
-    if (command.append !== undefined && typeof command.append !== "boolean") return "append must be a boolean";
+    for (const key of STRING_FIELDS) {
+      if (command[key] !== undefined && typeof command[key] !== "string") return `${key} must be a string`;
+    }
+    for (const key of BOOLEAN_FIELDS) {
+      if (command[key] !== undefined && typeof command[key] !== "boolean") return `${key} must be a boolean`;
+    }
     return undefined;
   }
 
@@ -312,11 +329,11 @@ export class ReferenceBridge {
   }
 
   protected resultResponse(id: Json, result: Json): JsonObject {
-    return { jsonrpc: "2.0", id, result };
+    return { jsonrpc: contract.jsonrpc, id, result };
   }
 
   protected errorResponse(id: Json, code: number, message: string): JsonObject {
-    return { jsonrpc: "2.0", id, error: { code, message } };
+    return { jsonrpc: contract.jsonrpc, id, error: { code, message } };
   }
 }
 

@@ -2,6 +2,7 @@
 // Runs the reference bridge (or a mutant of it) as a process, for --spawn and for trying the tool out.
 // Prints AICONTROL_BRIDGE_READY {"host":...,"port":...} once it listens.
 import { parseArgs } from "node:util";
+import { contract } from "../../protocol/contract.js";
 import { ReferenceBridge } from "./bridge.js";
 import { mutants } from "../mutants/index.js";
 
@@ -9,7 +10,7 @@ const { values } = parseArgs({
   options: {
     host: { type: "string", default: "127.0.0.1" },
     port: { type: "string", default: "0" },
-    "token-env": { type: "string", default: "FONLINE_AI_TOKEN" },
+    "token-env": { type: "string", default: contract.defaults.tokenEnv },
     "max-commands": { type: "string", default: "64" },
     "max-events": { type: "string", default: "512" },
     "drain-ms": { type: "string", default: "10" },

@@ -1,5 +1,8 @@
 import { Socket, connect as netConnect } from "node:net";
 import { once } from "node:events";
+import type { TranscriptEntry } from "../../protocol/verdict.js";
+
+export type { TranscriptEntry };
 
 /** What one read off the wire produced. */
 export type ReadResult =
@@ -9,17 +12,6 @@ export type ReadResult =
   | { kind: "reset"; code: string }
   | { kind: "timeout"; partial: number };
 
-export interface TranscriptEntry {
-  dir: "send" | "recv" | "event";
-  /** Milliseconds since the connection was opened. */
-  t: number;
-  /** Bytes as UTF-8 text, or base64 where they are not valid UTF-8. */
-  text?: string;
-  base64?: string;
-  /** Length of the bytes on the wire (text may be cut to the transcript limit). */
-  length: number;
-  truncated?: true;
-}
 
 export interface ConnectionOptions {
   /** Largest line payload accepted before the LF; a longer one reads as "oversized". */
@@ -27,8 +19,8 @@ export interface ConnectionOptions {
   connectTimeoutMs: number;
   /** Absolute time (Date.now()) after which every wait ends at once. */
   deadline?: number;
-  /** Strings replaced by «redacted» in the transcript (the token). */
-  secrets?: string[];
+  /** Applied to every recorded byte (removes the token). */
+  redact?: (bytes: Buffer) => Buffer;
   /** Record a transcript (off in benchmarks). */
   record?: boolean;
   /** Bytes of one transcript entry kept; the rest is counted, not stored. */
@@ -54,7 +46,6 @@ export class ConnectError extends Error {
 
 const LF = 0x0a;
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
-export const REDACTED = "«redacted»";
 
 /** A TCP client with byte-level control: split writes, bounded line reads, deadlines, a transcript. */
 export class Connection {
@@ -69,15 +60,10 @@ export class Connection {
   private waitUntil = 0;
   private timer?: NodeJS.Timeout;
   private timerMs = 0;
-  private readonly secrets: Buffer[];
 
   private constructor(private readonly socket: Socket, private readonly options: ConnectionOptions) {
     this.started = options.epoch ?? Date.now();
     this.transcript = options.transcript ?? [];
-    this.secrets = (options.secrets ?? []).filter((s) => s.length > 0).flatMap((s) => {
-      const escaped = JSON.stringify(s).slice(1, -1);
-      return escaped === s ? [Buffer.from(s)] : [Buffer.from(s), Buffer.from(escaped)];
-    });
     socket.on("end", () => this.finish({ kind: "closed", partial: this.pendingBytes }, "peer closed its side (FIN)"));
     socket.on("error", (err: NodeJS.ErrnoException) => this.finish({ kind: "reset", code: err.code ?? err.message }, `socket error ${err.code ?? err.message}`));
     socket.on("close", () => this.finish({ kind: "closed", partial: this.pendingBytes }, "connection closed"));
@@ -246,7 +232,7 @@ export class Connection {
   private record(dir: "send" | "recv", bytes: Buffer, lf = 0): void {
     if (this.options.record === false) return;
     const keep = this.options.transcriptBytes ?? 4096;
-    const clean = redact(bytes, this.secrets);
+    const clean = this.options.redact ? this.options.redact(bytes) : bytes;
     const shown = clean.subarray(0, keep);
     const entry: TranscriptEntry = { dir, t: Date.now() - this.started, length: bytes.length + lf };
     try {
@@ -257,23 +243,6 @@ export class Connection {
     if (shown.length < clean.length) entry.truncated = true;
     this.transcript.push(entry);
   }
-}
-
-export function redact(bytes: Buffer, secrets: Buffer[]): Buffer {
-  let out = bytes;
-  // Longest first, so a secret inside another (or the marker) is never half-replaced.
-  for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
-    if (out.indexOf(secret) === -1) continue;
-    const parts: Buffer[] = [];
-    let from = 0;
-    for (let at = out.indexOf(secret); at !== -1; at = out.indexOf(secret, from)) {
-      parts.push(out.subarray(from, at), Buffer.from(REDACTED));
-      from = at + secret.length;
-    }
-    parts.push(out.subarray(from));
-    out = Buffer.concat(parts);
-  }
-  return out;
 }
 
 export function remaining(deadline: number | undefined): number {

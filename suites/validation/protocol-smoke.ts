@@ -1,9 +1,9 @@
 import fc from "fast-check";
-import { nonStandardJson } from "../generators/nonStandardJson.js";
-import type { RuleId } from "../protocol/contract.js";
-import type { Connection } from "../runner/connection.js";
-import { describeReply, errorCode, fail, pass, resultOf, rpc, Violation, type Check, type CheckContext, type Reply } from "./check.js";
-import { collectCompletions, judgeEvents, latestSeq } from "./events.js";
+import { nonStandardJson } from "../../generators/nonStandardJson.js";
+import type { RuleId } from "../../protocol/contract.js";
+import { type Check, type CheckContext, describeReply, errorCode, Fault, fail, pass, type Reply, resultOf, rpc, violation } from "../harness/check.js";
+import type { Connection } from "../harness/connection.js";
+import { collectCompletions, judgeEvents, latestSeq } from "../harness/events.js";
 
 /** What the session should look like from the client's side. `authorized` undefined: not known (after garbage). */
 interface Model { open: boolean; token: boolean; authorized: boolean | undefined; observationSeq: number; commandSeq: number; cursor: number }
@@ -12,7 +12,7 @@ interface Real { ctx: CheckContext; conn?: Connection; accepted: Set<number>; cu
 type SessionCommand = fc.AsyncCommand<Model, Real>;
 
 function check(ok: boolean, rule: RuleId, message: string, expected: string, reply: Reply | string): asserts ok {
-  if (!ok) throw new Violation(rule, message, expected, typeof reply === "string" ? reply : describeReply(reply));
+  if (!ok) throw violation(rule, message, expected, typeof reply === "string" ? reply : describeReply(reply));
 }
 
 /** Calls a method that needs authorization; returns the result when served, checks -32001 when not. */
@@ -138,7 +138,6 @@ export const statefulSession: Check = {
   id: "validation.protocol-smoke/stateful",
   rules: ["validation.protocol-smoke"],
   description: "Runs random sessions of auth (right and wrong), ping, status, observe, events with cursors, act, reconnects and malformed lines, checking each reply against a model of the session; then waits for every accepted command to complete.",
-  requirement: "Prove auth, liveness, status, observation, invalid input, action acceptance, completion, state update, and event cursor behavior.",
   async run(ctx) {
     const commands = [
       fc.constant(new Reconnect()),
@@ -158,7 +157,10 @@ export const statefulSession: Check = {
         await fc.asyncModelRun(() => ({ model, real }), cmds);
       } catch (err) {
         // A session that goes wrong fails the smoke rule as well as the rule it broke.
-        if (err instanceof Violation) return fail(err.message, err.expected, err.actual, ["validation.protocol-smoke", err.rule]);
+        if (err instanceof Fault && err.kind === "violation") {
+          const { rule, expected = "", actual = "" } = err.detail;
+          return fail(err.message, expected, actual, ["validation.protocol-smoke", ...(rule ? [rule] : [])]);
+        }
         throw err;
       }
       if (real.accepted.size) {
@@ -171,3 +173,5 @@ export const statefulSession: Check = {
     }, { restartAfterFailure: true });
   },
 };
+
+export const checks: Check[] = [statefulSession];

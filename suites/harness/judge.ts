@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
-import type { Contract } from "../protocol/contract.js";
-import { Violation, clip, type Response } from "./check.js";
+import type { Contract } from "../../protocol/contract.js";
+import { clip, type Response, violation } from "./check.js";
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -20,19 +20,19 @@ export function judgeResponse(raw: Buffer, expectedId: unknown, contract: Contra
   try {
     text = strictUtf8.decode(raw);
   } catch {
-    throw new Violation("wire.utf8", "The response is not strict UTF-8.", "a UTF-8 encoded JSON line", `bytes (base64) ${clip(raw.toString("base64"))}`);
+    throw violation("wire.utf8", "The response is not strict UTF-8.", "a UTF-8 encoded JSON line", `bytes (base64) ${clip(raw.toString("base64"))}`);
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw new Violation("wire.ndjson", "The response line is not JSON.", "one JSON object per line", clip(text));
+    throw violation("wire.ndjson", "The response line is not JSON.", "one JSON object per line", clip(text));
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new Violation("wire.ndjson", "The response line is not a JSON object.", "one JSON object per line", clip(text));
+    throw violation("wire.ndjson", "The response line is not a JSON object.", "one JSON object per line", clip(text));
   }
   const r = value as Record<string, unknown>;
-  const envelope = (message: string, expected: string) => new Violation("wire.response-envelope", message, expected, clip(text));
+  const envelope = (message: string, expected: string) => violation("wire.response-envelope", message, expected, clip(text));
   if (r.jsonrpc !== contract.jsonrpc) throw envelope(`The response's jsonrpc is not "${contract.jsonrpc}".`, `"jsonrpc":"${contract.jsonrpc}"`);
   if (!("id" in r)) throw envelope("The response has no id.", `"id":${JSON.stringify(expectedId)}`);
   const hasResult = "result" in r;

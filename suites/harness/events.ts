@@ -1,6 +1,5 @@
-import type { Connection } from "../runner/connection.js";
-import { sleep } from "../runner/connection.js";
-import { describeReply, resultOf, rpc, Violation, type CheckContext } from "./check.js";
+import { type CheckContext, describeReply, resultOf, rpc, violation } from "./check.js";
+import { type Connection, sleep } from "./connection.js";
 
 export interface Completion { seq: number; commandSeq: unknown; success: unknown; message: unknown; event: Record<string, unknown> }
 
@@ -14,7 +13,7 @@ export async function readEvents(ctx: CheckContext, conn: Connection, afterSeq: 
 
 /** An events result: integer latestSeq, {seq, event} entries with seqs after the cursor, ascending, none past latestSeq. */
 export function judgeEvents(result: Record<string, unknown> | undefined, afterSeq: number, shown: string): EventsResult {
-  const broken = (message: string, expected: string) => new Violation("method.events", message, expected, shown);
+  const broken = (message: string, expected: string) => violation("method.events", message, expected, shown);
   if (!result) throw broken("events did not return a result object.", "{latestSeq, events: [{seq, event}]}");
   if (!Number.isSafeInteger(result.latestSeq)) throw broken("events returned no integer latestSeq.", "latestSeq: integer, present even when nothing is newer");
   if (!Array.isArray(result.events)) throw broken("events returned no events array.", "events: [{seq, event}]");
@@ -37,7 +36,7 @@ export function judgeEvents(result: Record<string, unknown> | undefined, afterSe
 export async function latestSeq(ctx: CheckContext, conn: Connection): Promise<number> {
   const reply = await ctx.call(conn, rpc("events", { afterSeq: 0, limit: 1 }, "cursor"));
   const latest = resultOf(reply)?.latestSeq;
-  if (!Number.isSafeInteger(latest)) throw new Violation("method.events", "events returned no integer latestSeq.", "latestSeq: integer", describeReply(reply));
+  if (!Number.isSafeInteger(latest)) throw violation("method.events", "events returned no integer latestSeq.", "latestSeq: integer", describeReply(reply));
   return latest as number;
 }
 

@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { isIP } from "node:net";
-import { ReferenceBridge, type BridgeOptions } from "../bridges/reference/bridge.js";
-import { Connection, formatHostPort } from "./connection.js";
+import { Connection, formatHostPort, sleep } from "../suites/harness/connection.js";
 
 /** The bridge under test, however it was reached. */
 export interface Target {
@@ -19,6 +18,13 @@ export interface Target {
 
 /** The target cannot be reached or started: exit code 3. */
 export class TargetError extends Error {}
+
+/** A non-loopback target without --allow-remote: refused before any connection is attempted. */
+export class RemoteRefused extends Error {
+  constructor(readonly host: string) {
+    super(`${host} is not a loopback address: the wire is plaintext, so pass --allow-remote to test a remote bridge on purpose`);
+  }
+}
 
 const LOOPBACK_NAMES = new Set(["localhost", "localhost.", "ip6-localhost"]);
 
@@ -38,29 +44,56 @@ export function parseEndpoint(text: string): { host: string; port: number } | un
   return { host: m[1]!, port };
 }
 
-/** A running bridge at an endpoint; probed once so an unreachable one fails fast. */
-export async function endpointTarget(host: string, port: number, timeoutMs: number): Promise<Target> {
+/**
+ * A running bridge at an endpoint; probed so an unreachable one fails fast, or retried for
+ * `waitMs` where CI starts the bridge in the background.
+ */
+export async function endpointTarget(
+  host: string,
+  port: number,
+  { timeoutMs, waitMs = 0, allowRemote = false }: { timeoutMs: number; waitMs?: number; allowRemote?: boolean },
+): Promise<Target> {
+  // The last guard before a socket opens: a non-loopback address is never dialled unasked.
+  if (!isLoopback(host) && !allowRemote) throw new RemoteRefused(host);
   const endpoint = formatHostPort(host, port);
-  try {
-    const probe = await Connection.open(host, port, { maxLineBytes: 1, connectTimeoutMs: timeoutMs, record: false });
-    probe.close();
-  } catch (err) {
-    throw new TargetError(`${(err as Error).message}: is the bridge running?`);
+  const until = Date.now() + waitMs;
+  for (;;) {
+    try {
+      const probe = await Connection.open(host, port, { maxLineBytes: 1, connectTimeoutMs: timeoutMs, record: false });
+      probe.close();
+      return { host, port, endpoint, spawned: false, label: `bridge at ${endpoint}`, stop: async () => {} };
+    } catch (err) {
+      if (Date.now() >= until) {
+        const waited = waitMs ? ` (tried for ${Math.round(waitMs / 1000)} s)` : "";
+        throw new TargetError(`${(err as Error).message}${waited}: is the bridge running?`);
+      }
+      await sleep(Math.min(200, Math.max(0, until - Date.now())));
+    }
   }
-  return { host, port, endpoint, spawned: false, label: `bridge at ${endpoint}`, stop: async () => {} };
 }
 
-/** The reference bridge in this process on an ephemeral loopback port (the default target). */
-export async function embeddedTarget(make: () => ReferenceBridge = () => new ReferenceBridge(), label = "built-in reference bridge"): Promise<Target> {
-  let bridge = make();
+/** A bridge this process runs itself (the built-in reference bridge). */
+export interface EmbeddedBridge {
+  listen(): Promise<{ host: string; port: number }>;
+  close(): Promise<void>;
+}
+
+/** Makes the built-in bridge; `port` 0 picks an ephemeral one, a restart asks for the same again. */
+export type BridgeFactory = (options: { token?: string; port: number }) => EmbeddedBridge;
+
+/** A bridge in this process on a loopback port (the default target: the reference bridge). */
+export async function embeddedTarget(make: BridgeFactory, token?: string, label = "built-in reference bridge"): Promise<Target> {
+  let bridge = make({ token, port: 0 });
   const { host, port } = await bridge.listen();
   const target: Target = {
-    host, port, endpoint: formatHostPort(host, port), spawned: true,
+    host,
+    port,
+    endpoint: formatHostPort(host, port),
+    spawned: true,
     label: `${label} on ${formatHostPort(host, port)}`,
     async restart() {
       await bridge.close();
-      bridge = make();
-      Object.assign(bridge.options, { port: target.port } satisfies BridgeOptions);
+      bridge = make({ token, port: target.port });
       await bridge.listen();
     },
     stop: () => bridge.close(),

@@ -1,12 +1,9 @@
 import type fc from "fast-check";
-import type { Contract, ErrorRuleId, RuleId } from "../protocol/contract.js";
-import type { Connection, ReadResult, TranscriptEntry } from "../runner/connection.js";
+import { type Contract, contract as shipped, type RuleId } from "../../protocol/contract.js";
+import type { TranscriptEntry, Verdict } from "../../protocol/verdict.js";
+import type { Connection, ReadResult } from "./connection.js";
 
-export type Verdict = "pass" | "fail" | "warn" | "skip" | "error";
-
-/** Worst first: a rule's verdict is the worst of its checks'. */
-export const VERDICT_ORDER: readonly Verdict[] = ["fail", "error", "warn", "pass", "skip"];
-export const worst = (a: Verdict, b: Verdict): Verdict => (VERDICT_ORDER.indexOf(a) <= VERDICT_ORDER.indexOf(b) ? a : b);
+export type { Verdict };
 
 /** What a check concluded. */
 export interface Finding {
@@ -22,15 +19,25 @@ export interface Finding {
   transcript?: TranscriptEntry[];
 }
 
+/**
+ * A check: what it sends, the rules it judges, and how. The requirement it checks is the
+ * contract's text for its first rule, plus `note` where the check reads something into it.
+ */
 export interface Check {
   /** Stable: "<rule>/<case>", e.g. "error.method-not-found/unknown-method". */
   id: string;
   rules: readonly RuleId[];
   /** What it sends. */
   description: string;
-  /** The rule text it checks. */
-  requirement: string;
+  /** How the check reads the rule, where the contract's words alone do not say it. */
+  note?: string;
   run(ctx: CheckContext): Promise<Finding>;
+}
+
+/** The requirement a check judges, in the contract's words. */
+export function requirementOf(check: Check, contract: Contract): string {
+  const text = check.rules.filter((id) => contract.has(id)).map((id) => contract.rule(id).requirement)[0] ?? "";
+  return check.note ? `${text} [${check.note}]` : text;
 }
 
 /** A parsed response line that passed the envelope judge. */
@@ -64,7 +71,10 @@ export interface PropertyOptions<T = unknown> {
   examples?: T[];
   /** Check the bridge still answers on a fresh connection after each case. */
   liveness?: boolean;
-  /** Once a case fails, restart a bridge this tool owns before every shrink attempt (and after the last), so the minimal case replays alike; against an endpoint, do not shrink. */
+  /**
+   * Once a case fails, restart a bridge this tool owns before every shrink attempt (and after
+   * the last), so the minimal case replays alike; against an endpoint, do not shrink.
+   */
   restartAfterFailure?: boolean;
 }
 
@@ -86,9 +96,11 @@ export interface CheckContext {
   session(): Promise<Connection>;
   /** An auth request carrying the configured token. */
   authRequest(id?: unknown): object;
+  /** The configured token, for checks that derive near misses from it (never shown: the harness redacts it). */
+  token(): string;
   /** Sends one request (object, text or bytes; a line feed is added to objects and text) and reads one reply, judging its envelope. */
   call(conn: Connection, request: object | string | Buffer, options?: CallOptions): Promise<Reply>;
-  /** Judges a response line read raw (framing, UTF-8, envelope, id echo); throws a Violation. */
+  /** Judges a response line read raw (framing, UTF-8, envelope, id echo); throws a violation Fault. */
   judge(raw: Buffer, expectId: unknown): Response;
   /** Reads one reply, judging its envelope. */
   read(conn: Connection, options?: ReadOptions): Promise<Reply>;
@@ -98,27 +110,88 @@ export interface CheckContext {
   alive(): Promise<boolean>;
 }
 
-/** Raised by the envelope judge: the reply broke a rule whatever the check was about. */
-export class Violation extends Error {
-  constructor(readonly rule: RuleId, message: string, readonly expected: string, readonly actual: string) { super(message); }
+/**
+ * Why a check stopped before its own verdict. The kind alone decides the verdict
+ * (VERDICT_OF below), so every layer agrees on what a fault means.
+ */
+export type FaultKind =
+  | "violation" // a reply broke a rule, whatever the check was about
+  | "unserved" // no reply where the contract promises one
+  | "target-lost" // the bridge stopped accepting connections
+  | "inconclusive" // a duty the check depends on (completions, replies) stopped after an earlier fault
+  | "config" // the harness cannot judge as configured (e.g. the token)
+  | "deadline"; // the check ran out of time
+
+export const VERDICT_OF: Record<FaultKind, Verdict> = {
+  violation: "fail",
+  unserved: "fail",
+  "target-lost": "fail",
+  inconclusive: "error",
+  config: "error",
+  deadline: "error",
+};
+
+export class Fault extends Error {
+  constructor(
+    readonly kind: FaultKind,
+    message: string,
+    readonly detail: { rule?: RuleId; expected?: string; actual?: string } = {},
+  ) {
+    super(message);
+  }
 }
 
-/** Raised when the harness cannot reach a verdict (e.g. the bridge wants a token none was given for). */
-export class HarnessError extends Error {}
+/** A reply broke `rule`. */
+export const violation = (rule: RuleId, message: string, expected: string, actual: string) =>
+  new Fault("violation", message, { rule, expected, actual });
+
+/** The one place a thrown fault becomes a finding. */
+export function findingOf(err: unknown): Finding {
+  if (!(err instanceof Fault)) {
+    return { verdict: "error", message: `harness fault: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  const { rule, expected, actual } = err.detail;
+  return {
+    verdict: VERDICT_OF[err.kind],
+    message: err.message,
+    ...(expected !== undefined ? { expected } : {}),
+    ...(actual !== undefined ? { actual } : {}),
+    ...(rule ? { rules: [rule] } : {}),
+  };
+}
 
 export const pass = (message: string): Finding => ({ verdict: "pass", message });
 export const skip = (message: string): Finding => ({ verdict: "skip", message });
-export const fail = (message: string, expected: string, actual: string, rules?: RuleId[]): Finding => ({ verdict: "fail", message, expected, actual, ...(rules ? { rules } : {}) });
-export const warn = (message: string, expected: string, actual: string, rules?: RuleId[]): Finding => ({ verdict: "warn", message, expected, actual, ...(rules ? { rules } : {}) });
+export const fail = (message: string, expected: string, actual: string, rules?: RuleId[]): Finding => ({
+  verdict: "fail",
+  message,
+  expected,
+  actual,
+  ...(rules ? { rules } : {}),
+});
+export const warn = (message: string, expected: string, actual: string, rules?: RuleId[]): Finding => ({
+  verdict: "warn",
+  message,
+  expected,
+  actual,
+  ...(rules ? { rules } : {}),
+});
 
 /** A short, human description of a reply, for "actual". */
 export function describeReply(reply: Reply): string {
   switch (reply.kind) {
-    case "response": return clip(reply.raw.toString("utf8"));
-    case "closed": return reply.partial ? `connection closed after ${reply.partial} bytes of an unterminated line` : "connection closed";
-    case "reset": return `connection reset (${reply.code})`;
-    case "timeout": return reply.partial ? `no complete line within the timeout (${reply.partial} bytes without LF)` : "no response within the timeout";
-    case "oversized": return `a response line over the limit (${reply.bytes} bytes without LF so far)`;
+    case "response":
+      return clip(reply.raw.toString("utf8"));
+    case "closed":
+      return reply.partial ? `connection closed after ${reply.partial} bytes of an unterminated line` : "connection closed";
+    case "reset":
+      return `connection reset (${reply.code})`;
+    case "timeout":
+      return reply.partial
+        ? `no complete line within the timeout (${reply.partial} bytes without LF)`
+        : "no response within the timeout";
+    case "oversized":
+      return `a response line over the limit (${reply.bytes} bytes without LF so far)`;
   }
 }
 
@@ -131,8 +204,8 @@ export function clip(text: string, max = 300): string {
 }
 
 /** A well-formed request object. */
-export function rpc(method: string, params: Record<string, unknown> = {}, id: unknown = method): { jsonrpc: "2.0"; id: unknown; method: string; params: Record<string, unknown> } {
-  return { jsonrpc: "2.0", id, method, params };
+export function rpc(method: string, params: Record<string, unknown> = {}, id: unknown = method) {
+  return { jsonrpc: shipped.jsonrpc, id, method, params };
 }
 
 /** The result of a response reply, or undefined. */
@@ -140,20 +213,4 @@ export function resultOf(reply: Reply): Record<string, unknown> | undefined {
   if (reply.kind !== "response" || reply.response.error) return undefined;
   const r = reply.response.result;
   return typeof r === "object" && r !== null && !Array.isArray(r) ? (r as Record<string, unknown>) : undefined;
-}
-
-/** Sends `request` on a fresh session; passes when the reply is the error of rule `code`. */
-export async function expectError(ctx: CheckContext, request: object, code: ErrorRuleId, what: string): Promise<Finding> {
-  const reply = await ctx.call(await ctx.session(), request);
-  const expected = ctx.contract.codes[code];
-  if (errorCode(reply) === expected) return pass("rejected");
-  return fail(`${what} was not rejected with ${expected}.`, String(expected), describeReply(reply));
-}
-
-/** A positive limit that status exposes (maxQueuedCommands, maxEvents), or the finding that it is missing. */
-export async function statusLimit(ctx: CheckContext, conn: Connection, key: "maxQueuedCommands" | "maxEvents"): Promise<number | Finding> {
-  const status = resultOf(await ctx.call(conn, rpc("status", {}, "status")));
-  const limit = status?.[key];
-  if (Number.isSafeInteger(limit) && (limit as number) > 0) return limit as number;
-  return fail(`status gives no positive ${key}.`, `${key}: integer > 0`, JSON.stringify(status ?? null), ["integration.bounded-state"]);
 }

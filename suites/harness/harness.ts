@@ -1,8 +1,20 @@
 import fc from "fast-check";
-import type { Contract } from "../protocol/contract.js";
-import { Connection, ConnectError, type TranscriptEntry } from "../runner/connection.js";
-import { describeReply, HarnessError, Violation, type CallOptions, type CheckContext, type Finding, type PropertyOptions, type ReadOptions, type Reply } from "./check.js";
+import type { Contract } from "../../protocol/contract.js";
+import {
+  type CallOptions,
+  type CheckContext,
+  describeReply,
+  Fault,
+  type Finding,
+  findingOf,
+  type PropertyOptions,
+  type ReadOptions,
+  type Reply,
+  violation,
+} from "./check.js";
+import { ConnectError, Connection, type TranscriptEntry } from "./connection.js";
 import { judgeResponse } from "./judge.js";
+import { redactor } from "./redact.js";
 
 /** How the harness reaches the bridge; the runner provides it. */
 export interface Endpoint {
@@ -36,6 +48,7 @@ export class Harness implements CheckContext {
   private caseStart = Date.now();
   private caseTranscript: TranscriptEntry[] = [];
   private connections = 0;
+  private readonly redact;
 
   constructor(private readonly options: ContextOptions) {
     this.contract = options.contract;
@@ -43,6 +56,7 @@ export class Harness implements CheckContext {
     this.runs = options.runs;
     this.timeBudgetMs = options.timeBudgetMs;
     this.tokenConfigured = Boolean(options.token);
+    this.redact = redactor(options.token);
   }
 
   /** Set once the check is over (or out of time): a late continuation must not touch the bridge. */
@@ -58,22 +72,35 @@ export class Harness implements CheckContext {
   }
 
   async connect(options: { alongside?: boolean } = {}): Promise<Connection> {
-    if (this.expired) throw new HarnessError("the check ran out of time");
+    if (this.expired) throw new Fault("deadline", "the check ran out of time");
     if (!options.alongside) this.closeAll();
     const { host, port } = this.options.endpoint;
     const n = ++this.connections;
-    const conn = await Connection.open(host, port, {
-      maxLineBytes: this.contract.limits.maxLineBytes,
-      connectTimeoutMs: this.timeoutMs,
-      stallTimeoutMs: this.timeoutMs,
-      deadline: this.options.deadline,
-      secrets: this.options.token ? [this.options.token] : [],
-      epoch: this.caseStart,
-      transcript: this.caseTranscript,
-    });
+    let conn: Connection;
+    try {
+      conn = await Connection.open(host, port, {
+        maxLineBytes: this.contract.limits.maxLineBytes,
+        connectTimeoutMs: this.timeoutMs,
+        stallTimeoutMs: this.timeoutMs,
+        deadline: this.options.deadline,
+        redact: this.redact.bytes,
+        epoch: this.caseStart,
+        transcript: this.caseTranscript,
+      });
+    } catch (err) {
+      if (!(err instanceof ConnectError)) throw err;
+      throw new Fault("target-lost", `The bridge stopped accepting connections (${err.code}).`, {
+        expected: "a TCP connection is accepted",
+        actual: err.message,
+      });
+    }
     conn.note(`connection ${n} opened`);
     this.open.push(conn);
     return conn;
+  }
+
+  token(): string {
+    return this.options.token ?? "";
   }
 
   authRequest(id: unknown = "auth"): object {
@@ -84,9 +111,17 @@ export class Harness implements CheckContext {
     const conn = await this.connect();
     if (!this.options.token) return conn;
     const reply = await this.call(conn, this.authRequest());
-    if (reply.kind !== "response") throw new Unserved(`The bridge did not answer auth on a new connection: ${describeReply(reply)}.`);
+    if (reply.kind !== "response") {
+      throw new Fault("unserved", `The bridge did not answer auth on a new connection: ${describeReply(reply)}.`, {
+        expected: "a response",
+        actual: "none",
+      });
+    }
     if (reply.response.error || (reply.response.result as { authorized?: unknown })?.authorized !== true) {
-      throw new HarnessError("auth with the configured token did not authorize the connection: check --token-env and the bridge's token");
+      throw new Fault(
+        "config",
+        "auth with the configured token did not authorize the connection: check --token-env and the bridge's token",
+      );
     }
     return conn;
   }
@@ -107,7 +142,9 @@ export class Harness implements CheckContext {
   async read(conn: Connection, options: ReadOptions = {}): Promise<Reply> {
     const read = await conn.read(options.timeoutMs ?? this.timeoutMs);
     if (read.kind === "oversized") {
-      throw new Violation("wire.line-limit", "The response line is longer than the 1 MiB limit.", `a response of at most ${this.contract.limits.maxLineBytes} bytes before LF`, `${read.bytes} bytes without LF`);
+      const max = this.contract.limits.maxLineBytes;
+      throw violation("wire.line-limit", `The response line is longer than the limit of ${max} bytes.`,
+        `a response of at most ${max} bytes before LF`, `${read.bytes} bytes without LF`);
     }
     if (read.kind !== "line") return read;
     return { kind: "response", response: judgeResponse(read.bytes, options.expectId ?? null, this.contract, options), raw: read.bytes };
@@ -122,7 +159,7 @@ export class Harness implements CheckContext {
       conn.close();
       if (reply.kind === "response" && (reply.response.result as { ok?: unknown })?.ok === true) return true;
     } catch (err) {
-      if (err instanceof HarnessError) throw err;
+      if (err instanceof Fault && err.kind === "config") throw err;
     }
     await this.options.endpoint.restart?.();
     return false;
@@ -131,13 +168,14 @@ export class Harness implements CheckContext {
   async property<T>(arbitrary: fc.Arbitrary<T>, judge: (input: T) => Promise<Finding>, options: PropertyOptions<T> = {}): Promise<Finding> {
     let failure: Finding | undefined;
     let warning: Finding | undefined;
-    let harnessError: Error | undefined;
+    // A case that could reach no verdict ends the property with that finding.
+    let inconclusive: Finding | undefined;
     const restart = this.options.endpoint.restart?.bind(this.options.endpoint);
     // A failure may leave a bridge we cannot restart broken: shrinking would then chase a different fault.
     const noShrink = options.restartAfterFailure && !restart;
     const result = await fc.check(
       fc.asyncProperty(arbitrary, async (input) => {
-        if (harnessError || this.expired) return true; // stop shrinking towards a harness fault or past the deadline
+        if (inconclusive || this.expired) return true; // stop shrinking towards a harness fault or past the deadline
         // Once shrinking, every attempt starts on a freshly started bridge: a minimal case that replays alike.
         if (failure && options.restartAfterFailure) await restart?.();
         const finding = await this.runCase(async () => {
@@ -150,7 +188,7 @@ export class Harness implements CheckContext {
           return f;
         });
         if (finding.verdict === "error") {
-          if (!this.expired) harnessError = new HarnessError(finding.message);
+          if (!this.expired) inconclusive = finding;
           return true;
         }
         if (finding.verdict === "fail") {
@@ -173,7 +211,7 @@ export class Harness implements CheckContext {
     );
     // Leave the bridge as healthy as it was found for the checks after this one.
     if (failure && options.restartAfterFailure && !this.stopped) await restart?.();
-    if (harnessError) throw harnessError;
+    if (inconclusive) return inconclusive;
     if (result.failed && failure) {
       const note = noShrink ? " (not shrunk: a bridge at an endpoint cannot be restarted between attempts, so this is the first failing case)" : "";
       return { ...failure, message: failure.message + note, counterexample: fc.stringify(result.counterexample?.[0]), seed: result.seed, path: result.counterexamplePath ?? undefined };
@@ -194,7 +232,7 @@ export class Harness implements CheckContext {
     try {
       finding = await body();
     } catch (err) {
-      finding = toFinding(err);
+      finding = findingOf(err);
     } finally {
       this.closeAll();
     }
@@ -212,15 +250,4 @@ export function trimTranscript(entries: TranscriptEntry[], head = 150, tail = 50
   if (entries.length <= head + tail) return entries;
   const gap: TranscriptEntry = { dir: "event", t: entries[head]!.t, text: `… ${entries.length - head - tail} entries left out …`, length: 0 };
   return [...entries.slice(0, head), gap, ...entries.slice(-tail)];
-}
-
-/** The bridge left a new connection unserved: a failure of the check, not of the harness. */
-class Unserved extends Error {}
-
-function toFinding(err: unknown): Finding {
-  if (err instanceof Unserved) return { verdict: "fail", message: err.message, expected: "a response", actual: "none" };
-  if (err instanceof Violation) return { verdict: "fail", message: err.message, expected: err.expected, actual: err.actual, rules: [err.rule] };
-  if (err instanceof ConnectError) return { verdict: "fail", message: `The bridge stopped accepting connections (${err.code}).`, expected: "a TCP connection is accepted", actual: err.message };
-  if (err instanceof HarnessError) return { verdict: "error", message: err.message };
-  return { verdict: "error", message: `harness fault: ${err instanceof Error ? err.message : String(err)}` };
 }

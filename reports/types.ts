@@ -1,0 +1,84 @@
+// The report every reporter receives, and the Reporter interface. The JSON report is this
+// object (schemaVersion 1): scripts depend on its shape, so only ever add optional fields.
+import type { Level, Observed } from "../protocol/contract.js";
+import type { TranscriptEntry, Verdict } from "../protocol/verdict.js";
+
+export type { TranscriptEntry, Verdict };
+
+export interface Report {
+  schemaVersion: 1;
+  tool: { name: string; version: string };
+  /** The contract revision the run judged against. */
+  contract: { version: number; sha256: string; rules: number };
+  target: { kind: "bridge" | "client"; endpoint?: string; command?: string; spawned: boolean; label?: string };
+  seed: number;
+  startedAt: string;
+  durationMs: number;
+  /** Rules per verdict. */
+  summary: Record<Verdict, number>;
+  /** With --baseline: known failures that did not fail the run, and entries that now pass. */
+  baseline?: { file: string; known: { id: string; reason: string }[]; stale: { id: string; reason: string }[] };
+  /** Why no check could run (the target was unreachable, a token is missing): the root cause, once. */
+  blocked?: string;
+  /** A spawned bridge that died during the run: how it ended and its last stderr lines. */
+  targetExits?: { check?: string; exit: string; stderr: string }[];
+  rules: RuleReport[];
+}
+
+export interface RuleReport {
+  id: string;
+  title: string;
+  verdict: Verdict;
+  group: string;
+  level: Level;
+  observed: Observed;
+  requirement: string;
+  /** Why the rule has no check result (skipped rules). */
+  reason?: string;
+  checks: CheckReport[];
+}
+
+export interface CheckReport {
+  id: string;
+  verdict: Verdict;
+  message: string;
+  expected?: string;
+  actual?: string;
+  description?: string;
+  requirement?: string;
+  durationMs?: number;
+  counterexample?: string;
+  seed?: number;
+  path?: string;
+  /** A command line that re-runs exactly this case. */
+  replay?: string;
+  transcript?: TranscriptEntry[];
+}
+
+/** A check as reporters see it. */
+export interface CheckInfo {
+  id: string;
+  rules: readonly string[];
+  description: string;
+}
+
+/** What a run is about to do; the target's label is redacted like everything a reporter sees. */
+export interface RunInfo {
+  target: { label: string; endpoint: string; spawned: boolean };
+  seed: number;
+  checks: number;
+  profile: string;
+  strict: boolean;
+}
+
+/** Subscribers to a run. Every hook is optional; one that throws is reported and the run goes on. */
+export interface Reporter {
+  name: string;
+  onRunStart?(info: RunInfo): void | Promise<void>;
+  onCheckStart?(check: CheckInfo, index: number, total: number): void | Promise<void>;
+  onCheckEnd?(check: CheckInfo, result: CheckReport): void | Promise<void>;
+  onRunEnd?(report: Report): void | Promise<void>;
+}
+
+/** How a report names its target: the endpoint of a bridge, or the command of a client. */
+export const targetName = (target: Report["target"]): string => target.endpoint ?? target.command ?? target.kind;

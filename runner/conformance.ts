@@ -1,0 +1,429 @@
+// One run, from option values to an exit code and a report. The CLI and the API both come
+// here; neither argv nor signal handlers nor unasked-for files are this module's business.
+import { randomBytes } from "node:crypto";
+import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { type Contract, ContractError, contract as shipped, loadContract, type RuleId } from "../protocol/contract.js";
+import { worst } from "../protocol/verdict.js";
+import { consoleReporter, FORMATS, markdownReporter } from "../reports/index.js";
+import type { CheckReport, Report, Reporter } from "../reports/types.js";
+import { allChecks } from "../suites/index.js";
+import type { Check, Finding } from "../suites/harness/check.js";
+import { formatHostPort } from "../suites/harness/connection.js";
+import { redactor, STRONG_TOKEN_LENGTH } from "../suites/harness/redact.js";
+import { UNCOVERED } from "./aggregate.js";
+import { applyBaseline, type Baseline, baselineSection, loadBaseline } from "./baseline.js";
+import { compareReports, formatChanges } from "./compare.js";
+import { loadCorpus, saveFailures } from "./corpus.js";
+import { mergeReports } from "./merge.js";
+import { type OptionValues, PROFILES, type Profile, suggest, TIME_BUDGET, UsageError } from "./options.js";
+import { type Case, run } from "./run.js";
+import {
+  type BridgeFactory,
+  embeddedTarget,
+  endpointTarget,
+  isLoopback,
+  parseEndpoint,
+  RemoteRefused,
+  spawnTarget,
+  type Target,
+  TargetError,
+} from "./targets.js";
+import { TOOL } from "./tool.js";
+
+export interface Io {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+  /** A live progress line (a terminal). */
+  live?: boolean;
+  /** Print the console report (the API may run silently). */
+  console?: boolean;
+}
+
+export interface Deps {
+  /** The built-in target's bridge; without it, a target must be given. */
+  builtIn?: BridgeFactory;
+  signal?: AbortSignal;
+}
+
+export type Values = Partial<OptionValues>;
+
+/** The exit code and, where a run or a merge happened, its report. */
+export interface Outcome {
+  code: number;
+  report?: Report;
+}
+
+const EXIT = { pass: 0, fail: 1, usage: 2, unreachable: 3, interrupted: 130 } as const;
+
+export async function conformance(values: Values, positionals: string[], io: Io, deps: Deps = {}): Promise<Outcome> {
+  try {
+    return await execute(values, positionals, io, deps);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err(`aicontrol-conformance: ${err.message}\nRun with --help for usage.\n`);
+      return { code: EXIT.usage };
+    }
+    throw err;
+  }
+}
+
+async function execute(values: Values, positionals: string[], io: Io, deps: Deps): Promise<Outcome> {
+  const contract = values.contract ? readContract(values.contract) : shipped;
+  const checks = allChecks;
+  validateGlobs(values.rules ?? [], "--rules", contract);
+  validateGlobs(values.skip ?? [], "--skip", contract);
+  const selected = ruleSelector(values.rules ?? [], values.skip ?? [], contract);
+  if (values.list) {
+    io.out(listRules(contract, checks, selected));
+    return { code: EXIT.pass };
+  }
+  const outputs = reportOutputs(values);
+  const toStdout = outputs.some((o) => o.file === "-");
+  // A report on stdout keeps stdout for itself: the human output goes to stderr.
+  const human = toStdout ? io.err : io.out;
+  const baseline = values.baseline ? loadBaseline(values.baseline, contract, checks) : undefined;
+  const reporters = () => [
+    ...(io.console === false ? [] : [consoleReporter({ write: human, verbose: values.verbose, live: io.live ?? false })]),
+    ...outputs.map((o) => FORMATS[o.format]!.create(o.file)),
+    ...(io.env.GITHUB_STEP_SUMMARY ? [markdownReporter(undefined, io.env)] : []),
+  ];
+
+  if (values.compare && positionals.length === 1 && !values.merge) {
+    const changes = compareReports(readReportFile(values.compare, "--compare"), readReportFile(positionals[0]!, "--compare"));
+    io.out(formatChanges(changes, values.compare));
+    return { code: changes.some((c) => c.worse) ? EXIT.fail : EXIT.pass };
+  }
+  if (positionals.length && !values.merge) {
+    throw new UsageError(`unexpected argument "${positionals[0]}" (only --merge and --compare OLD NEW take file names)`);
+  }
+  const previous = values.compare ? readReportFile(values.compare, "--compare") : undefined;
+  if (values.merge) {
+    if (positionals.length === 0) throw new UsageError("--merge takes the JSON reports to merge: --merge a.json b.json ...");
+    checkWritable(outputs);
+    const merged = mergeReports(positionals.map((f) => readReportFile(f, "--merge")));
+    if (baseline) merged.baseline = baselineSection(merged, baseline, contract.prefix);
+    const lost = await writeReports(reporters(), merged, io);
+    if (previous) human(formatChanges(compareReports(previous, merged), values.compare!));
+    return { code: lost ? EXIT.usage : verdictCode(merged, baseline, contract, human, values.allowUncovered), report: merged };
+  }
+
+  const profile = (values.profile ?? "standard") as Profile;
+  const runs = values.runs ?? PROFILES[profile];
+  const seed = values.seed ?? Math.floor(Math.random() * 2 ** 31);
+  const timeoutMs = values.timeout ?? 2000;
+  const tokenEnv = values.tokenEnv ?? contract.defaults.tokenEnv;
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv)) {
+    throw new UsageError("--token-env takes the name of an environment variable, not a value like that");
+  }
+  const endpoint = values.endpoint ? parseEndpoint(values.endpoint) : undefined;
+  if (values.endpoint && !endpoint) {
+    throw new UsageError(`--endpoint must be HOST:PORT with a port from 1 to 65535 (IPv6 as [::1]:PORT), not "${values.endpoint}"`);
+  }
+  if (endpoint && values.spawn) throw new UsageError("give either --endpoint or --spawn, not both");
+  if (endpoint && !isLoopback(endpoint.host) && !values.allowRemote) throw new UsageError(new RemoteRefused(endpoint.host).message);
+  if (!endpoint && !values.spawn && !deps.builtIn) throw new UsageError("give a target: --endpoint HOST:PORT or --spawn CMD");
+  const shard = values.shard ? parseShard(values.shard) : undefined;
+  if (values.path && values.check?.length !== 1) throw new UsageError("--path replays one case: give exactly one --check ID with it");
+
+  let cases = new Map<string, Case>();
+  let onlyChecks = values.check?.length ? new Set(values.check) : undefined;
+  if (values.replay) ({ cases, onlyChecks } = replayCases(readReportFile(values.replay, "--replay"), values.check));
+  else if (values.path) cases.set(values.check![0]!, { seed, path: values.path });
+  else if (values.saveFailures) {
+    cases = new Map(
+      loadCorpus(values.saveFailures)
+        .filter((c) => c.seed !== undefined)
+        .map((c) => [c.check, { seed: c.seed!, path: c.path }]),
+    );
+  }
+  const unknown = [...(onlyChecks ?? [])].filter((id) => !checks.some((c) => c.id === id));
+  if (unknown.length) {
+    throw new UsageError(`no check named ${unknown.join(", ")}${suggest(unknown[0]!, checks.map((c) => c.id))}; --list shows them all`);
+  }
+  checkWritable(outputs);
+
+  const builtIn = !endpoint && !values.spawn;
+  // The built-in bridge gets a token of its own, so a plain `npm start` exercises authorization too.
+  const token = io.env[tokenEnv] || (builtIn ? randomBytes(12).toString("hex") : undefined);
+  if (token && token.length < STRONG_TOKEN_LENGTH && !builtIn) {
+    io.err(
+      `aicontrol-conformance: warning: the token in ${tokenEnv} is under ${STRONG_TOKEN_LENGTH} characters, which is weak; it is redacted where it stands alone\n`,
+    );
+  }
+  const redact = redactor(token);
+  let target: Target | undefined;
+  let unreachable: string | undefined;
+  try {
+    if (endpoint) {
+      target = await endpointTarget(endpoint.host, endpoint.port, {
+        timeoutMs,
+        waitMs: values.waitForEndpoint,
+        allowRemote: values.allowRemote,
+      });
+    } else if (values.spawn) {
+      target = await spawnTarget(values.spawn, { startTimeoutMs: values.startTimeout ?? 30_000, env: io.env });
+      if (!isLoopback(target.host) && !values.allowRemote) {
+        await target.stop();
+        throw new UsageError(`the spawned bridge listens on ${target.host}: ${new RemoteRefused(target.host).message}`);
+      }
+    } else {
+      target = await embeddedTarget(deps.builtIn!, token);
+    }
+  } catch (err) {
+    if (!(err instanceof TargetError)) throw err;
+    unreachable = redact.text(err.message);
+    io.err(`aicontrol-conformance: target unreachable: ${unreachable}\n`);
+  }
+  const targetInfo = target
+    ? { endpoint: target.endpoint, spawned: target.spawned, label: target.label }
+    : {
+        endpoint: endpoint ? formatHostPort(endpoint.host, endpoint.port) : values.spawn ? `spawn: ${values.spawn}` : "built-in",
+        spawned: !endpoint,
+        label: "unreachable",
+      };
+  const replaying = Boolean(values.replay || values.path);
+  const all = reporters();
+  if (replaying) all.push(replayVerdicts(human, onlyChecks));
+  const failedReporters: string[] = [];
+  let report: Report;
+  try {
+    report = await run({
+      contract,
+      checks,
+      target,
+      targetInfo: redact.deep(targetInfo),
+      unreachable,
+      token,
+      tokenEnv,
+      timeoutMs,
+      checkDeadlineMs: Math.max(30_000, timeoutMs * 15, runs * 100),
+      timeBudgetMs: TIME_BUDGET[profile],
+      runs,
+      seed,
+      profile,
+      strict: values.strict ?? false,
+      selected,
+      onlyChecks,
+      cases,
+      caseMode: replaying ? "replay" : "corpus",
+      baseline,
+      replayCommand: (check, finding) => replayCommand(check, finding, values, endpoint, tokenEnv, timeoutMs),
+      shard,
+      durationMs: values.duration,
+      signal: deps.signal,
+      reporters: all,
+      log: (line) => {
+        const failed = /^reporter "([^"]+)" failed in onRunEnd/.exec(line);
+        if (failed) failedReporters.push(failed[1]!);
+        io.err(`${line}\n`);
+      },
+    });
+  } finally {
+    await target?.stop();
+  }
+  if (values.saveFailures) {
+    const saved = saveFailures(values.saveFailures, report);
+    if (saved) io.err(`aicontrol-conformance: saved ${saved} failing case${saved === 1 ? "" : "s"} to ${values.saveFailures}\n`);
+  }
+  if (previous) human(formatChanges(compareReports(previous, report), values.compare!));
+  const lost = failedReporters.filter((name) => name in FORMATS);
+  if (lost.length) {
+    io.err(`aicontrol-conformance: the ${lost.join(", ")} report could not be written (see above)\n`);
+    return { code: EXIT.usage, report };
+  }
+  if (unreachable || report.blocked) return { code: EXIT.unreachable, report };
+  if (deps.signal?.aborted) return { code: EXIT.interrupted, report };
+  return { code: verdictCode(report, baseline, contract, human, values.allowUncovered), report };
+}
+
+function readContract(file: string): Contract {
+  try {
+    return loadContract(file);
+  } catch (err) {
+    if (err instanceof ContractError) throw new UsageError(`--contract ${err.message}`);
+    throw err;
+  }
+}
+
+/** Every report asked for, by format and file: --json FILE ... and --report FORMAT=FILE. */
+function reportOutputs(values: Values): { format: string; file: string }[] {
+  const outputs = Object.keys(FORMATS).flatMap((format) => {
+    const file = values[format as "json"];
+    return typeof file === "string" ? [{ format, file }] : [];
+  });
+  for (const entry of values.report ?? []) {
+    const m = /^([a-z]+)=(.+)$/.exec(entry);
+    if (!m || !(m[1]! in FORMATS)) {
+      throw new UsageError(`--report takes FORMAT=FILE with FORMAT one of ${Object.keys(FORMATS).join(", ")}, not "${entry}"`);
+    }
+    outputs.push({ format: m[1]!, file: m[2]! });
+  }
+  if (outputs.filter((o) => o.file === "-").length > 1) throw new UsageError("only one report can go to stdout (-)");
+  return outputs;
+}
+
+/** Every report file can be written, checked before any connection: a run is never lost to a typo. */
+function checkWritable(outputs: { format: string; file: string }[]): void {
+  for (const { format, file } of outputs) {
+    if (file === "-") continue;
+    const path = resolve(file);
+    let existed = true;
+    try {
+      if (statSync(path).isDirectory()) throw new UsageError(`cannot write the ${format} report to ${file}: it is a directory`);
+    } catch (err) {
+      if (err instanceof UsageError) throw err;
+      existed = false;
+    }
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+      closeSync(openSync(path, "a"));
+      if (!existed) unlinkSync(path);
+    } catch (err) {
+      throw new UsageError(`cannot write the ${format} report to ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+  }
+}
+
+/** The end of a run without one (--merge): the reporters' last hook, and whether one failed. */
+async function writeReports(reporters: Reporter[], report: Report, io: Io): Promise<boolean> {
+  let lost = false;
+  for (const reporter of reporters) {
+    try {
+      await reporter.onRunEnd?.(report);
+    } catch (err) {
+      lost = true;
+      io.err(`aicontrol-conformance: the ${reporter.name} report could not be written: ${(err as Error).message}\n`);
+    }
+  }
+  return lost;
+}
+
+/** 1 when a rule failed or could not be judged (beyond what the baseline accepts), or a baseline entry is stale. */
+function verdictCode(report: Report, baseline: Baseline | undefined, contract: Contract, out: (t: string) => void, allowUncovered?: boolean): number {
+  const counts = (r: Report["rules"][number]) =>
+    r.verdict === "fail" || (r.verdict === "error" && !(allowUncovered && r.reason === UNCOVERED));
+  if (!baseline) return report.rules.some(counts) ? EXIT.fail : EXIT.pass;
+  const { known, stale, unexpected } = applyBaseline(report, baseline, contract.prefix);
+  out(`baseline ${baseline.file}: ${known.length} known failure${known.length === 1 ? "" : "s"} accepted, ${unexpected.length} new, ${stale.length} stale\n`);
+  for (const e of stale) out(`  STALE ${e.id}: it passes now, so remove it from the baseline (it said: ${e.reason})\n`);
+  for (const id of unexpected) out(`  NEW   ${id}\n`);
+  return unexpected.length + stale.length > 0 ? EXIT.fail : EXIT.pass;
+}
+
+/** Reads a JSON report written by this tool. */
+export function readReportFile(file: string, flag: string): Report {
+  let report: Report;
+  try {
+    report = JSON.parse(readFileSync(file, "utf8")) as Report;
+  } catch (err) {
+    throw new UsageError(`cannot read ${flag} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  if (report?.schemaVersion !== 1 || !Array.isArray(report.rules)) {
+    throw new UsageError(`${flag} ${file} is not an aicontrol-conformance JSON report (schemaVersion 1)`);
+  }
+  return report;
+}
+
+function parseShard(text: string): { index: number; count: number } {
+  const m = /^(\d+)\/(\d+)$/.exec(text);
+  const [index, count] = m ? [Number(m[1]), Number(m[2])] : [0, 0];
+  if (!m || count < 1 || index < 1 || index > count) throw new UsageError(`--shard takes I/N with 1 <= I <= N, e.g. 2/4, not "${text}"`);
+  return { index, count };
+}
+
+/** Does a --rules/--skip glob match a rule (by short or full ID)? */
+export function globMatches(glob: string, rule: { id: string; fullId: string }): boolean {
+  const re = new RegExp(`^${glob.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
+  return re.test(rule.id) || re.test(rule.fullId);
+}
+
+function validateGlobs(globs: string[], flag: string, contract: Contract): void {
+  for (const glob of globs) {
+    if (contract.rules.some((r) => globMatches(glob, r))) continue;
+    throw new UsageError(`${flag} ${glob} matches no rule${suggest(glob, contract.rules.map((r) => r.id))}; --list shows them all`);
+  }
+}
+
+/** Selection predicate from --rules and --skip. */
+export function ruleSelector(rules: string[], skip: string[], contract: Contract): (id: RuleId) => boolean {
+  return (id) => {
+    const rule = contract.rule(id);
+    const wanted = rules.length === 0 || rules.some((g) => globMatches(g, rule));
+    return wanted && !skip.some((g) => globMatches(g, rule));
+  };
+}
+
+function replayCommand(
+  check: Check,
+  finding: Finding,
+  values: Values,
+  endpoint: { host: string; port: number } | undefined,
+  tokenEnv: string,
+  timeoutMs: number,
+): string {
+  const fromRepo = process.env.npm_lifecycle_event === "start";
+  const parts = [fromRepo ? "npm start --" : "npx aicontrol-conformance"];
+  if (endpoint) parts.push(`--endpoint ${formatHostPort(endpoint.host, endpoint.port)}`);
+  if (values.spawn) parts.push(`--spawn ${shellQuote(values.spawn)}`);
+  if (values.allowRemote) parts.push("--allow-remote");
+  if (values.contract) parts.push(`--contract ${shellQuote(values.contract)}`);
+  if (tokenEnv !== shipped.defaults.tokenEnv) parts.push(`--token-env ${tokenEnv}`);
+  if (timeoutMs !== 2000) parts.push(`--timeout ${timeoutMs}ms`);
+  parts.push(`--check ${check.id}`);
+  if (finding.path !== undefined) parts.push(`--seed ${finding.seed} --path ${finding.path}`);
+  return parts.join(" ");
+}
+
+const shellQuote = (s: string) => (/^[\w./:=@-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
+/** The failing cases of a report, to run again exactly. */
+function replayCases(report: Report, only: string[] | undefined): { cases: Map<string, Case>; onlyChecks: Set<string> } {
+  const cases = new Map<string, Case>();
+  const onlyChecks = new Set<string>();
+  for (const rule of report.rules) {
+    for (const check of rule.checks ?? []) {
+      if (check.verdict !== "fail" && check.verdict !== "warn") continue;
+      if (only?.length && !only.includes(check.id)) continue;
+      onlyChecks.add(check.id);
+      cases.set(check.id, { seed: check.seed ?? report.seed, path: check.path });
+    }
+  }
+  if (onlyChecks.size === 0) throw new UsageError("--replay: the report holds no failing case to replay");
+  return { cases, onlyChecks };
+}
+
+/** After a replay: FIXED or STILL FAILING per replayed check (by its worst entry across rules). */
+function replayVerdicts(out: (t: string) => void, only: Set<string> | undefined): Reporter {
+  return {
+    name: "replay",
+    onRunEnd(report) {
+      const worstEntry = new Map<string, CheckReport>();
+      for (const rule of report.rules) {
+        for (const check of rule.checks) {
+          if (only && !only.has(check.id)) continue;
+          const known = worstEntry.get(check.id);
+          if (!known || worst(known.verdict, check.verdict) !== known.verdict) worstEntry.set(check.id, check);
+        }
+      }
+      for (const [id, check] of worstEntry) {
+        const still = check.verdict === "fail" || check.verdict === "error" || check.verdict === "warn";
+        out(`${still ? "STILL FAILING" : "FIXED"} ${id}${still ? `: ${check.message}` : ""}\n`);
+      }
+    },
+  };
+}
+
+function listRules(contract: Contract, checks: readonly Check[], selected: (id: RuleId) => boolean): string {
+  const lines: string[] = [];
+  for (const rule of contract.rules.filter((r) => selected(r.id))) {
+    const covering = checks.filter((c) => c.rules.includes(rule.id)).map((c) => c.id);
+    const how =
+      rule.observed === "wire" ? (covering.length ? covering.join(", ") : UNCOVERED) : `${rule.observed}: ${rule.reason}`;
+    lines.push(`${rule.fullId}  [${rule.level}, ${rule.observed}]\n    ${how}`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+export { TOOL };

@@ -1,0 +1,53 @@
+// The expectations checks share: a small vocabulary instead of hand-built comparisons.
+import type { RuleId } from "../../protocol/contract.js";
+import {
+  type CheckContext,
+  describeReply,
+  errorCode,
+  type Finding,
+  fail,
+  pass,
+  type Reply,
+  resultOf,
+  rpc,
+} from "./check.js";
+import type { Connection } from "./connection.js";
+
+/** Sends `request` on a fresh session; passes when the reply is the error of rule `errorRule`. */
+export async function expectError(ctx: CheckContext, request: object, errorRule: RuleId, what: string): Promise<Finding> {
+  const reply = await ctx.call(await ctx.session(), request);
+  const expected = ctx.contract.codes[errorRule];
+  if (errorCode(reply) === expected) return pass("rejected");
+  return fail(`${what} was not rejected with ${expected}.`, String(expected), describeReply(reply));
+}
+
+/** A ping must come back as {ok:true}; anything else fails `rule`. */
+export function expectPong(reply: Reply, what: string, rule: RuleId): Finding {
+  if (resultOf(reply)?.ok === true) return pass(`${what}: answered.`);
+  return fail(`${what}: the ping was not answered with {"ok":true}.`, `{"result":{"ok":true}}`, describeReply(reply), [
+    rule,
+  ]);
+}
+
+/** The outcomes the contract allows for input that must be rejected with `code` or a close. */
+export function rejectedOrClosed(reply: Reply, code: number | undefined): boolean {
+  return errorCode(reply) === code || reply.kind === "closed" || reply.kind === "reset";
+}
+
+/** A positive limit that status advertises (maxQueuedCommands, maxEvents), or the finding that it is missing. */
+export async function statusLimit(
+  ctx: CheckContext,
+  conn: Connection,
+  key: "maxQueuedCommands" | "maxEvents",
+): Promise<number | Finding> {
+  const status = resultOf(await ctx.call(conn, rpc("status", {}, "status")));
+  const limit = status?.[key];
+  if (Number.isSafeInteger(limit) && (limit as number) > 0) return limit as number;
+  return fail(`status gives no positive ${key}.`, `${key}: integer > 0`, JSON.stringify(status ?? null), [
+    "integration.bounded-state",
+  ]);
+}
+
+/** Why authorization checks skip against a bridge run without a token. */
+export const NO_TOKEN =
+  "no token configured (--token-env): the bridge does not require one, so authorization is not exercised";

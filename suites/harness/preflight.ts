@@ -1,0 +1,58 @@
+import { type CheckContext, describeReply, errorCode, Fault, type Reply, resultOf, rpc } from "./check.js";
+
+/** Why no check can reach a verdict; `stillRun` lists the checks that judge the fault itself. */
+export interface Blocked {
+  kind: "unreachable" | "token-missing" | "token-rejected" | "silent";
+  problem: string;
+  stillRun: string[];
+}
+
+const silent = (reply: Reply) => reply.kind === "timeout" || reply.kind === "closed" || reply.kind === "reset";
+
+/**
+ * Before any check: can the harness reach a verdict at all? A bridge that wants a token none
+ * was given for, or that answers nothing, would fail every check for the wrong reason.
+ */
+export async function preflight(ctx: CheckContext, tokenEnv: string): Promise<Blocked | undefined> {
+  try {
+    return await probe(ctx, tokenEnv);
+  } catch (err) {
+    if (!(err instanceof Fault)) throw err;
+    // A malformed reply is a fault the checks themselves judge; no connection at all is not.
+    if (err.kind === "target-lost") return { kind: "unreachable", problem: err.message, stillRun: [] };
+    return undefined;
+  }
+}
+
+async function probe(ctx: CheckContext, tokenEnv: string): Promise<Blocked | undefined> {
+  const conn = await ctx.connect();
+  if (ctx.tokenConfigured) {
+    const auth = await ctx.call(conn, ctx.authRequest());
+    if (silent(auth)) return unresponsive("auth", auth);
+    if (resultOf(auth)?.authorized !== true) {
+      return {
+        kind: "token-rejected",
+        problem: `auth with the token in ${tokenEnv} was not accepted: check that it holds the bridge's token`,
+        stillRun: [],
+      };
+    }
+  }
+  const ping = await ctx.call(conn, rpc("ping"));
+  if (silent(ping)) return unresponsive("ping", ping);
+  if (!ctx.tokenConfigured && errorCode(ping) === ctx.contract.codes["error.unauthorized"]) {
+    return {
+      kind: "token-missing",
+      problem: `the bridge requires a token (ping answered ${errorCode(ping)}) but ${tokenEnv} is not set: export the token in ${tokenEnv}, or name another variable with --token-env`,
+      stillRun: [],
+    };
+  }
+  return undefined;
+}
+
+function unresponsive(method: string, reply: Reply): Blocked {
+  return {
+    kind: "silent",
+    problem: `the bridge gave no answer to ${method} on a fresh connection (${describeReply(reply)}), so nothing else can be judged`,
+    stillRun: ["method.ping/ok"],
+  };
+}

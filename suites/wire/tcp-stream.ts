@@ -1,0 +1,28 @@
+import fc from "fast-check";
+import { validRequest } from "../../generators/validRequest.js";
+import { type Check, type CheckContext, describeReply, errorCode, type Finding, fail, pass, type Reply, resultOf, rpc, skip, warn, violation, Fault } from "../harness/check.js";
+import { expectError, expectPong, NO_TOKEN, rejectedOrClosed, statusLimit } from "../harness/expect.js";
+import { collectCompletions, judgeEvents, latestSeq, readEvents, type Completion } from "../harness/events.js";
+import { type Connection, sleep } from "../harness/connection.js";
+
+export const splitWrites: Check = {
+  id: "wire.tcp-stream/split-writes",
+  rules: ["wire.tcp-stream"],
+  description: "Sends a ping whose bytes are cut at random points into separate TCP writes, with pauses between them.",
+  note: "a request may arrive in any number of TCP segments",
+  run: (ctx) =>
+    ctx.property(
+      fc.record({
+        request: validRequest({ ids: { structured: false } }),
+        cuts: fc.uniqueArray(fc.integer({ min: 1, max: 80 }), { minLength: 1, maxLength: 8 }),
+        delayMs: fc.integer({ min: 0, max: 15 }),
+      }),
+      async ({ request, cuts, delayMs }) => {
+        const conn = await ctx.session();
+        const reply = await ctx.call(conn, request, { splitAt: cuts, delayMs });
+        return expectPong(reply, "a request split over several writes", "wire.tcp-stream");
+      },
+    ),
+};
+
+export const checks: Check[] = [splitWrites];
