@@ -1,11 +1,10 @@
 // npm run bench: the figures issue #5 asks for, each beside its target. Appends the run to BENCHMARKS.md.
-import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { readFileSync, writeFileSync, existsSync } from "node:fs";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
-import { Connection } from "../suites/harness/connection.js";
 import { badEnvelope } from "../generators/badEnvelope.js";
 import { command } from "../generators/command.js";
 import { malformedUtf8 } from "../generators/malformedUtf8.js";
@@ -15,6 +14,7 @@ import { requestId } from "../generators/requestId.js";
 import { unauthorizedCall } from "../generators/unauthorizedCall.js";
 import { unknownMethod } from "../generators/unknownMethod.js";
 import { validRequest } from "../generators/validRequest.js";
+import { Connection } from "../suites/harness/connection.js";
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const ROUND_TRIPS = 20_000;
@@ -22,7 +22,9 @@ const ROUND_TRIPS = 20_000;
 async function startChild(script: string, args: string[] = []): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(process.execPath, [here(script), ...args], { stdio: ["ignore", "pipe", "inherit"] });
   const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.once("data", (d: Buffer) => resolve((JSON.parse(d.toString().slice(d.indexOf("{"))) as { port: number }).port));
+    child.stdout!.once("data", (d: Buffer) =>
+      resolve((JSON.parse(d.toString().slice(d.indexOf("{"))) as { port: number }).port),
+    );
     child.once("exit", () => reject(new Error(`${script} exited`)));
   });
   return { child, port };
@@ -93,7 +95,9 @@ function casesPerSecond(arb: fc.Arbitrary<unknown>): number {
 const rows: [string, string, string, string][] = [];
 const row = (figure: string, value: string, target: string, ok: boolean | undefined) => {
   rows.push([figure, value, target, ok === undefined ? "" : ok ? "met" : "MISSED"]);
-  console.log(`${figure.padEnd(48)} ${value.padStart(14)}   target ${target}${ok === undefined ? "" : ok ? "   met" : "   MISSED"}`);
+  console.log(
+    `${figure.padEnd(48)} ${value.padStart(14)}   target ${target}${ok === undefined ? "" : ok ? "   met" : "   MISSED"}`,
+  );
 };
 
 // 1. Sequential request rate, tool vs raw, alternating to share the machine's noise.
@@ -128,16 +132,28 @@ row("   peak RSS streaming 256 MiB no-LF (MiB)", (streaming / 1024).toFixed(1), 
 
 // 4. Generated cases per second.
 const generators: [string, fc.Arbitrary<unknown>][] = [
-  ["malformedUtf8", malformedUtf8()], ["nonStandardJson", nonStandardJson()], ["oversizedLine", oversizedLine()],
-  ["badEnvelope", badEnvelope()], ["unauthorizedCall", unauthorizedCall()], ["validRequest", validRequest()],
-  ["requestId", requestId()], ["unknownMethod", unknownMethod()], ["command", command({ illTyped: true })],
+  ["malformedUtf8", malformedUtf8()],
+  ["nonStandardJson", nonStandardJson()],
+  ["oversizedLine", oversizedLine()],
+  ["badEnvelope", badEnvelope()],
+  ["unauthorizedCall", unauthorizedCall()],
+  ["validRequest", validRequest()],
+  ["requestId", requestId()],
+  ["unknownMethod", unknownMethod()],
+  ["command", command({ illTyped: true })],
 ];
-for (const [name, arb] of generators) row(`4. ${name} cases/s`, casesPerSecond(arb).toFixed(0), "(information)", undefined);
+for (const [name, arb] of generators)
+  row(`4. ${name} cases/s`, casesPerSecond(arb).toFixed(0), "(information)", undefined);
 
 // Keep every run in BENCHMARKS.md, newest first, so regressions show.
 const file = here("../../BENCHMARKS.md");
-const header = "# Benchmarks\n\n`npm run bench` appends a run here, newest first. Figures are from this project's 2-core machine unless noted.\n";
+const header =
+  "# Benchmarks\n\n`npm run bench` appends a run here, newest first. Figures are from this project's 2-core machine unless noted.\n";
 const previous = existsSync(file) ? readFileSync(file, "utf8").replace(header, "") : "";
-const table = ["| figure | value | target | |", "| --- | ---: | --- | --- |", ...rows.map((r) => `| ${r.join(" | ")} |`)].join("\n");
+const table = [
+  "| figure | value | target | |",
+  "| --- | ---: | --- | --- |",
+  ...rows.map((r) => `| ${r.join(" | ")} |`),
+].join("\n");
 const section = `\n## ${new Date().toISOString()} · node ${process.version} · ${cpus().length} cores\n\nCommand: \`npm run bench\`\n\n${table}\n`;
 if (!process.argv.includes("--no-save")) writeFileSync(file, header + section + previous);

@@ -3,9 +3,15 @@ import { Connection } from "../suites/harness/connection.js";
 
 const [mode, port] = [process.argv[2], Number(process.argv[3])];
 if (mode === "stream") {
-  const conn = await Connection.open("127.0.0.1", port, { maxLineBytes: 1_048_576, connectTimeoutMs: 5000, stallTimeoutMs: 30_000 });
+  const conn = await Connection.open("127.0.0.1", port, {
+    maxLineBytes: 1_048_576,
+    connectTimeoutMs: 5000,
+    stallTimeoutMs: 30_000,
+  });
   const chunk = Buffer.alloc(1 << 20, 0x62);
-  const writing = (async () => { for (let i = 0; i < 256 && (await conn.write(chunk)); i++); })();
+  const writing = (async () => {
+    for (let i = 0; i < 256 && (await conn.write(chunk)); i++);
+  })();
   let results = 0;
   for (;;) {
     const r = await conn.read(30_000);
@@ -18,4 +24,4 @@ if (mode === "stream") {
 } else {
   await new Promise((resolve) => setTimeout(resolve, 300));
 }
-process.stdout.write(JSON.stringify({ maxRssKiB: process.resourceUsage().maxRSS }) + "\n");
+process.stdout.write(`${JSON.stringify({ maxRssKiB: process.resourceUsage().maxRSS })}\n`);

@@ -18,26 +18,51 @@ export interface BadEnvelope {
   request: unknown;
 }
 
-const nonObject = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.string({ maxLength: 8 }), fc.array(fc.integer(), { maxLength: 3 }));
+const nonObject = fc.oneof(
+  fc.constant(null),
+  fc.boolean(),
+  fc.integer(),
+  fc.string({ maxLength: 8 }),
+  fc.array(fc.integer(), { maxLength: 3 }),
+);
 const set = (key: string, value: unknown) => (r: Record<string, unknown>) => ({ ...r, [key]: value });
-const drop = (key: string) => (r: Record<string, unknown>) => { const { [key]: _, ...rest } = r; return rest; };
+const drop = (key: string) => (r: Record<string, unknown>) => {
+  const { [key]: _, ...rest } = r;
+  return rest;
+};
 
 /** Valid JSON that breaks the request envelope in exactly one place; ids of every JSON type, so error replies show how they echo them. */
 export function badEnvelope(constraints: BadEnvelopeConstraints = {}): fc.Arbitrary<BadEnvelope> {
   const { leniencies = true } = constraints;
   const strict: Fault[] = [
     fc.constant({ fault: "jsonrpc missing", lenient: false, change: drop("jsonrpc") }),
-    fc.constantFrom<unknown>(2, 2.0, "2", "1.0", "2.0 ", null, "", ["2.0"]).map((v) => ({ fault: `jsonrpc ${JSON.stringify(v)}`, lenient: false, change: set("jsonrpc", v) })),
+    fc
+      .constantFrom<unknown>(2, 2.0, "2", "1.0", "2.0 ", null, "", ["2.0"])
+      .map((v) => ({ fault: `jsonrpc ${JSON.stringify(v)}`, lenient: false, change: set("jsonrpc", v) })),
     fc.constant({ fault: "method missing", lenient: false, change: drop("method") }),
-    fc.oneof(fc.constant(""), nonObject.filter((v) => typeof v !== "string" || v === ""), fc.constant({ name: "ping" }))
+    fc
+      .oneof(
+        fc.constant(""),
+        nonObject.filter((v) => typeof v !== "string" || v === ""),
+        fc.constant({ name: "ping" }),
+      )
       .map((v) => ({ fault: `method ${JSON.stringify(v)}`, lenient: false, change: set("method", v) })),
     nonObject.map((v) => ({ fault: `params ${JSON.stringify(v)}`, lenient: false, change: set("params", v) })),
-    nonObject.map((v) => ({ fault: `root is ${Array.isArray(v) ? "an array" : v === null ? "null" : typeof v}`, lenient: false, change: () => v })),
+    nonObject.map((v) => ({
+      fault: `root is ${Array.isArray(v) ? "an array" : v === null ? "null" : typeof v}`,
+      lenient: false,
+      change: () => v,
+    })),
   ];
   const lenient: Fault[] = [
     fc.constant({ fault: "params missing", lenient: true, change: drop("params") }),
     fc.constant({ fault: "id missing", lenient: true, change: drop("id") }),
   ];
-  return fc.tuple(fc.oneof(...strict, ...(leniencies ? lenient : [])), requestId({ structured: false }))
-    .map(([{ fault, lenient: isLenient, change }, id]) => ({ fault, lenient: isLenient, request: change({ jsonrpc: "2.0", id, method: "ping", params: {} }) }));
+  return fc
+    .tuple(fc.oneof(...strict, ...(leniencies ? lenient : [])), requestId({ structured: false }))
+    .map(([{ fault, lenient: isLenient, change }, id]) => ({
+      fault,
+      lenient: isLenient,
+      request: change({ jsonrpc: "2.0", id, method: "ping", params: {} }),
+    }));
 }

@@ -6,7 +6,11 @@ export type FieldKind = "identifier" | "integer" | "string" | "boolean";
 /** The 10 optional standard command fields, read off the contract: name, rule, and the JSON type it takes. */
 export const COMMAND_FIELDS: readonly { field: string; rule: RuleId; kind: FieldKind }[] = contract.rules
   .filter((r) => r.group === "command" && r.id !== "command.type")
-  .map((r) => ({ field: r.title, rule: r.id, kind: r.valueType === "project identifier" ? "identifier" : (r.valueType as FieldKind) }));
+  .map((r) => ({
+    field: r.title,
+    rule: r.id,
+    kind: r.valueType === "project identifier" ? "identifier" : (r.valueType as FieldKind),
+  }));
 
 export interface CommandConstraints {
   /** Command types to draw from (e.g. the bridge's availableActions); random names are mixed in. Default: none, random only. */
@@ -47,19 +51,38 @@ export function command(constraints: CommandConstraints = {}): fc.Arbitrary<Comm
   const { types = [], illTyped = false, fields: only, minFields = 0, maxFields = 3 } = constraints;
   const pool = only ? COMMAND_FIELDS.filter((f) => only.includes(f.field)) : COMMAND_FIELDS;
   const randomType = fc.string({ minLength: 1, maxLength: 16 }).filter((t) => t.trim() !== "");
-  const type = types.length ? fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...types) }, { weight: 1, arbitrary: randomType }) : randomType;
-  const field = fc.constantFrom(...pool).chain(({ field, kind }) =>
-    (illTyped ? fc.oneof(wellTyped[kind], illTypedValue(kind)) : wellTyped[kind]).map((value) => [field, value] as const));
-  return fc.record({ type, fields: fc.uniqueArray(field, { minLength: minFields, maxLength: Math.min(maxFields, pool.length), selector: ([name]) => name }) })
+  const type = types.length
+    ? fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...types) }, { weight: 1, arbitrary: randomType })
+    : randomType;
+  const field = fc
+    .constantFrom(...pool)
+    .chain(({ field, kind }) =>
+      (illTyped ? fc.oneof(wellTyped[kind], illTypedValue(kind)) : wellTyped[kind]).map(
+        (value) => [field, value] as const,
+      ),
+    );
+  return fc
+    .record({
+      type,
+      fields: fc.uniqueArray(field, {
+        minLength: minFields,
+        maxLength: Math.min(maxFields, pool.length),
+        selector: ([name]) => name,
+      }),
+    })
     .map(({ type, fields }) => ({ type, ...Object.fromEntries(fields) }));
 }
 
 /** Is this value well-typed for the field? */
 export function isWellTyped(kind: FieldKind, value: unknown): boolean {
   switch (kind) {
-    case "identifier": return (typeof value === "string" && value !== "") || Number.isSafeInteger(value);
-    case "integer": return Number.isSafeInteger(value);
-    case "string": return typeof value === "string";
-    case "boolean": return typeof value === "boolean";
+    case "identifier":
+      return (typeof value === "string" && value !== "") || Number.isSafeInteger(value);
+    case "integer":
+      return Number.isSafeInteger(value);
+    case "string":
+      return typeof value === "string";
+    case "boolean":
+      return typeof value === "boolean";
   }
 }

@@ -9,15 +9,30 @@ export interface MalformedUtf8Constraints {
   placements?: ("raw" | "in-string")[];
 }
 
-export interface MalformedUtf8Line { fault: Utf8Fault; placement: "raw" | "in-string"; bytes: Buffer }
+export interface MalformedUtf8Line {
+  fault: Utf8Fault;
+  placement: "raw" | "in-string";
+  bytes: Buffer;
+}
 
 /** Printable ASCII as is, every other byte as \xHH: how a counterexample reads best. */
 export function escapeBytes(bytes: Buffer): string {
-  return [...bytes].map((b) => (b >= 0x20 && b < 0x7f && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).toUpperCase().padStart(2, "0")}`)).join("");
+  return [...bytes]
+    .map((b) =>
+      b >= 0x20 && b < 0x7f && b !== 0x5c
+        ? String.fromCharCode(b)
+        : `\\x${b.toString(16).toUpperCase().padStart(2, "0")}`,
+    )
+    .join("");
 }
 
 function line(fault: Utf8Fault, placement: "raw" | "in-string", bytes: Buffer): MalformedUtf8Line {
-  return { fault, placement, bytes, [fc.toStringMethod]: () => `${fault}, ${placement}: ${escapeBytes(bytes)}` } as MalformedUtf8Line;
+  return {
+    fault,
+    placement,
+    bytes,
+    [fc.toStringMethod]: () => `${fault}, ${placement}: ${escapeBytes(bytes)}`,
+  } as MalformedUtf8Line;
 }
 
 const byte = (min: number, max: number) => fc.integer({ min, max });
@@ -34,16 +49,17 @@ const faultBytes: Record<Utf8Fault, fc.Arbitrary<number[]>> = {
   // UTF-16 surrogates U+D800..U+DFFF encoded as UTF-8 (ED A0 80 ..).
   surrogate: fc.tuple(fc.constant(0xed), byte(0xa0, 0xbf), cont),
   // A multi-byte lead followed by too few continuation bytes.
-  truncated: fc.oneof(
-    fc.tuple(byte(0xc2, 0xdf)),
-    fc.tuple(byte(0xe1, 0xec), cont),
-    fc.tuple(byte(0xf1, 0xf3), cont, cont),
-  ).map((b) => [...b, 0x41]),
+  truncated: fc
+    .oneof(fc.tuple(byte(0xc2, 0xdf)), fc.tuple(byte(0xe1, 0xec), cont), fc.tuple(byte(0xf1, 0xf3), cont, cont))
+    .map((b) => [...b, 0x41]),
   // Bytes that never start a sequence.
   "invalid-lead": fc.oneof(byte(0xc0, 0xc1), byte(0xf5, 0xff)).map((b) => [b]),
   "lone-continuation": fc.array(cont, { minLength: 1, maxLength: 3 }),
   // Code points above U+10FFFF.
-  "above-max": fc.oneof(fc.tuple(fc.constant(0xf4), byte(0x90, 0xbf), cont, cont), fc.tuple(byte(0xf5, 0xf7), cont, cont, cont)),
+  "above-max": fc.oneof(
+    fc.tuple(fc.constant(0xf4), byte(0x90, 0xbf), cont, cont),
+    fc.tuple(byte(0xf5, 0xf7), cont, cont, cont),
+  ),
 };
 
 const ALL: Utf8Fault[] = ["overlong", "surrogate", "truncated", "invalid-lead", "lone-continuation", "above-max"];

@@ -15,7 +15,10 @@ export interface OversizedLineConstraints {
  * line is then at least the tail's length past it).
  * Build the bytes with `oversizedBytes`.
  */
-export interface OversizedLine { excess: number; tail: boolean }
+export interface OversizedLine {
+  excess: number;
+  tail: boolean;
+}
 
 export const TAIL_ID = "executed-tail-of-oversized-line";
 

@@ -23,5 +23,8 @@ export function requestId(constraints: RequestIdConstraints = {}): fc.Arbitrary<
   if (nullable) scalars.push(fc.constant(null));
   const scalar = fc.oneof(...scalars);
   if (!structured) return scalar;
-  return fc.oneof({ weight: 4, arbitrary: scalar }, { weight: 1, arbitrary: fc.jsonValue({ maxDepth }).map((v) => JSON.parse(JSON.stringify(v)) as unknown) });
+  return fc.oneof(
+    { weight: 4, arbitrary: scalar },
+    { weight: 1, arbitrary: fc.jsonValue({ maxDepth }).map((v) => JSON.parse(JSON.stringify(v)) as unknown) },
+  );
 }

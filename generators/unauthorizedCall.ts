@@ -19,13 +19,26 @@ export function unauthorizedCall(constraints: UnauthorizedCallConstraints = {}):
   const { methods = ["ping", "status", "observe", "events", "act"] } = constraints;
   const params = fc.constantFrom<Record<string, unknown>>({}, { type: "echo" }, { afterSeq: 0, limit: 1 });
   const wrongToken = fc.option(
-    fc.oneof(fc.string({ maxLength: 40 }), fc.constant(""), fc.integer(), fc.constant(null), fc.boolean(), fc.array(fc.string(), { maxLength: 2 })),
+    fc.oneof(
+      fc.string({ maxLength: 40 }),
+      fc.constant(""),
+      fc.integer(),
+      fc.constant(null),
+      fc.boolean(),
+      fc.array(fc.string(), { maxLength: 2 }),
+    ),
     { nil: undefined },
   );
-  return fc.record({
-    method: fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...methods) }, { weight: 1, arbitrary: fc.constantFrom("shutdown", "admin", "Auth") }),
-    params,
-    wrongToken,
-    afterReconnect: fc.boolean(),
-  }, { requiredKeys: ["method", "params", "afterReconnect"] });
+  return fc.record(
+    {
+      method: fc.oneof(
+        { weight: 5, arbitrary: fc.constantFrom(...methods) },
+        { weight: 1, arbitrary: fc.constantFrom("shutdown", "admin", "Auth") },
+      ),
+      params,
+      wrongToken,
+      afterReconnect: fc.boolean(),
+    },
+    { requiredKeys: ["method", "params", "afterReconnect"] },
+  );
 }

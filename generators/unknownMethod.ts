@@ -10,8 +10,11 @@ export interface UnknownMethodConstraints {
 /** Non-empty method names that the contract does not define: near misses, case changes, unicode. */
 export function unknownMethod(constraints: UnknownMethodConstraints = {}): fc.Arbitrary<string> {
   const { known = ["auth", "ping", "status", "observe", "events", "act"], maxLength = 64 } = constraints;
-  const nearMiss = fc.tuple(fc.constantFrom(...known), fc.constantFrom("upper", "suffix", "prefix", "space")).map(([m, how]) =>
-    how === "upper" ? m.toUpperCase() : how === "suffix" ? `${m}s` : how === "prefix" ? `rpc.${m}` : ` ${m}`);
+  const nearMiss = fc
+    .tuple(fc.constantFrom(...known), fc.constantFrom("upper", "suffix", "prefix", "space"))
+    .map(([m, how]) =>
+      how === "upper" ? m.toUpperCase() : how === "suffix" ? `${m}s` : how === "prefix" ? `rpc.${m}` : ` ${m}`,
+    );
   const any = fc.string({ unit: "grapheme", minLength: 1, maxLength });
   return fc.oneof(nearMiss, any).filter((m) => m !== "" && !known.includes(m));
 }

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { requestId, type RequestIdConstraints } from "./requestId.js";
+import { type RequestIdConstraints, requestId } from "./requestId.js";
 
 export interface ValidRequestConstraints {
   /** Methods to call. Default: ["ping"]. */
@@ -8,7 +8,12 @@ export interface ValidRequestConstraints {
   ids?: RequestIdConstraints;
 }
 
-export interface ValidRequest { jsonrpc: "2.0"; id: unknown; method: string; params: Record<string, unknown> }
+export interface ValidRequest {
+  jsonrpc: "2.0";
+  id: unknown;
+  method: string;
+  params: Record<string, unknown>;
+}
 
 /** Well-formed requests for the positive side of every rule. */
 export function validRequest(constraints: ValidRequestConstraints = {}): fc.Arbitrary<ValidRequest> {

@@ -83,8 +83,13 @@ const FIELD_KINDS: Record<string, FieldKind> = {
 
 /** Type names for zod's messages; every number in either file is an integer. */
 const TYPE_NAMES: Record<string, string> = {
-  string: "a string", number: "an integer", int: "an integer", boolean: "a boolean",
-  array: "a list", object: "an object", record: "an object",
+  string: "a string",
+  number: "an integer",
+  int: "an integer",
+  boolean: "a boolean",
+  array: "a list",
+  object: "an object",
+  record: "an object",
 };
 
 /** Short zod messages for a wrong type or value, telling a missing member from an ill-typed one. */
@@ -130,12 +135,18 @@ const Upstream = z.object({
 type Upstream = z.infer<typeof Upstream>;
 
 /** The members of the JSON that are rule lists. */
-const RULE_LISTS = ["wire_rules", "methods", "error_codes", "command_fields", "security_rules",
-  "integration_rules", "validation_rules"] as const;
+const RULE_LISTS = [
+  "wire_rules",
+  "methods",
+  "error_codes",
+  "command_fields",
+  "security_rules",
+  "integration_rules",
+  "validation_rules",
+] as const;
 type RuleList = (typeof RULE_LISTS)[number];
 /** An entry of any rule list, seen through one type. */
-type Entry = Upstream[RuleList][number] &
-  Partial<{ code: number; value_type: string; params: string; result: string }>;
+type Entry = Upstream[RuleList][number] & Partial<{ code: number; value_type: string; params: string; result: string }>;
 
 /** An upstream rule with the JSON path it was found at, for error messages. */
 interface Located {
@@ -145,7 +156,8 @@ interface Located {
 
 /** `wire_rules[3].requirement` from zod's path segments. */
 function jsonPath(path: readonly PropertyKey[]): string {
-  return path.map((key, i) => (typeof key === "number" ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`))
+  return path
+    .map((key, i) => (typeof key === "number" ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`))
     .join("");
 }
 
@@ -176,9 +188,11 @@ function parseUpstream(file: string, bytes: Buffer): Upstream & { lists: Located
   const data = parsed.data;
   // The JSON's own order of lists, so reports list rules as upstream does.
   const order = Object.keys(raw as object).filter((key): key is RuleList =>
-    (RULE_LISTS as readonly string[]).includes(key));
+    (RULE_LISTS as readonly string[]).includes(key),
+  );
   const lists = order.flatMap((list) =>
-    (data[list] as Entry[]).map((entry, i): Located => ({ entry, at: `${list}[${i}]` })));
+    (data[list] as Entry[]).map((entry, i): Located => ({ entry, at: `${list}[${i}]` })),
+  );
   checkIds(data.scope.surface, lists, fail);
   checkCodes(data, lists, fail);
   return { ...data, lists };
@@ -287,8 +301,13 @@ function toRule(prefix: string, entry: Entry, overlay: Overlay): Rule {
   const id = shortId(prefix, entry.id);
   const ours = overlay.rules[id] ?? UNKNOWN_RULE;
   const rule: Rule = {
-    id, fullId: entry.id, group: id.slice(0, id.indexOf(".")), title: entry.name, requirement: entry.requirement,
-    level: ours.level, observed: ours.observed,
+    id,
+    fullId: entry.id,
+    group: id.slice(0, id.indexOf(".")),
+    title: entry.name,
+    requirement: entry.requirement,
+    level: ours.level,
+    observed: ours.observed,
   };
   if (ours.reason !== undefined) rule.reason = ours.reason;
   if (ours.note !== undefined) rule.note = ours.note;
@@ -321,7 +340,9 @@ export function loadContract(path = CONTRACT_PATH, overlayPath = OVERLAY_PATH): 
     methods: outputs.methods,
     codes: Object.fromEntries(rules.flatMap((r) => (r.code === undefined ? [] : [[r.id, r.code]]))),
     commandFields: optionalFields.map((f) => ({
-      field: f.name, rule: shortId(prefix, f.id), kind: FIELD_KINDS[f.value_type]!,
+      field: f.name,
+      rule: shortId(prefix, f.id),
+      kind: FIELD_KINDS[f.value_type]!,
     })),
     rules,
     rule(id) {

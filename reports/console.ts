@@ -1,8 +1,13 @@
 import pc from "picocolors";
 import type { CheckReport, Report, Reporter, RuleReport, Verdict } from "./types.js";
 
-
-const PAINT: Record<Verdict, (s: string) => string> = { pass: pc.green, fail: pc.red, warn: pc.yellow, skip: pc.dim, error: pc.magenta };
+const PAINT: Record<Verdict, (s: string) => string> = {
+  pass: pc.green,
+  fail: pc.red,
+  warn: pc.yellow,
+  skip: pc.dim,
+  error: pc.magenta,
+};
 const MARK: Record<Verdict, string> = { pass: "✓", fail: "✗", warn: "!", skip: "-", error: "?" };
 const verdict = (v: Verdict) => PAINT[v](v.toUpperCase().padEnd(5));
 
@@ -17,8 +22,10 @@ export interface ConsoleOptions {
 export function consoleReporter(options: ConsoleOptions = {}): Reporter {
   const out = options.write ?? ((text: string) => process.stdout.write(text));
   const live = options.live ?? (Boolean(process.stdout.isTTY) && !process.env.CI);
-  const line = (text = "") => out(text + "\n");
-  const clear = () => { if (live) out("\r\x1b[K"); };
+  const line = (text = "") => out(`${text}\n`);
+  const clear = () => {
+    if (live) out("\r\x1b[K");
+  };
   let started = Date.now();
   let failures = 0;
   let current: { id: string; index: number; total: number } | undefined;
@@ -26,7 +33,11 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
   const progress = () => {
     if (!current) return;
     clear();
-    out(pc.dim(`  [${current.index + 1}/${current.total}] ${current.id} · ${failures} failing · ${((Date.now() - started) / 1000).toFixed(1)} s`));
+    out(
+      pc.dim(
+        `  [${current.index + 1}/${current.total}] ${current.id} · ${failures} failing · ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      ),
+    );
   };
   return {
     name: "console",
@@ -49,7 +60,9 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
       clear();
       // Live: passing checks only move the progress line; the rest stay on screen.
       if (live && result.verdict === "pass") return;
-      line(`  ${PAINT[result.verdict](MARK[result.verdict])} ${check.id} ${pc.dim(`${result.durationMs ?? 0} ms`)}${result.verdict === "pass" ? "" : pc.dim(` · ${firstLine(result.message)}`)}`);
+      line(
+        `  ${PAINT[result.verdict](MARK[result.verdict])} ${check.id} ${pc.dim(`${result.durationMs ?? 0} ms`)}${result.verdict === "pass" ? "" : pc.dim(` · ${firstLine(result.message)}`)}`,
+      );
     },
     onRunEnd(report) {
       clearInterval(ticker);
@@ -81,7 +94,13 @@ function printTable(report: Report, line: (t?: string) => void): void {
       group = rule.group;
       line(pc.bold(group));
     }
-    const note = rule.verdict === "skip" ? rule.reason ?? rule.checks[0]?.message ?? "" : rule.checks.filter((c) => c.verdict === rule.verdict).map((c) => c.id).join(", ");
+    const note =
+      rule.verdict === "skip"
+        ? (rule.reason ?? rule.checks[0]?.message ?? "")
+        : rule.checks
+            .filter((c) => c.verdict === rule.verdict)
+            .map((c) => c.id)
+            .join(", ");
     line(`  ${verdict(rule.verdict)} ${rule.id.padEnd(width)}  ${pc.dim(truncate(note, 100))}`);
   }
 }

@@ -1,12 +1,19 @@
 import { writeOutput } from "./output.js";
-import { type CheckReport, type Report, type Reporter, type RuleReport, targetName, type TranscriptEntry, type Verdict } from "./types.js";
-
-
+import {
+  type CheckReport,
+  type Report,
+  type Reporter,
+  type RuleReport,
+  type TranscriptEntry,
+  targetName,
+  type Verdict,
+} from "./types.js";
 
 // One self-contained file: no network, no external assets. Everything is rendered here;
 // the small script only filters, searches and switches transcript views.
 
-const esc = (text: string) => text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+const esc = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 const VERDICTS: Verdict[] = ["fail", "error", "warn", "pass", "skip"];
 
 function bytesOf(e: TranscriptEntry): Buffer {
@@ -17,7 +24,10 @@ function hexDump(bytes: Buffer): string {
   const lines: string[] = [];
   for (let at = 0; at < bytes.length; at += 16) {
     const row = bytes.subarray(at, at + 16);
-    const hex = [...row].map((b) => b.toString(16).padStart(2, "0")).join(" ").padEnd(47);
+    const hex = [...row]
+      .map((b) => b.toString(16).padStart(2, "0"))
+      .join(" ")
+      .padEnd(47);
     const ascii = [...row].map((b) => (b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : ".")).join("");
     lines.push(`${at.toString(16).padStart(6, "0")}  ${hex}  |${ascii}|`);
   }
@@ -26,16 +36,21 @@ function hexDump(bytes: Buffer): string {
 
 function transcript(entries: TranscriptEntry[]): string {
   const rows = entries.map((e) => {
-    if (e.dir === "event") return `<tr class="event"><td class="t">+${e.t} ms</td><td class="dir">·</td><td><em>${esc(e.text ?? "")}</em></td></tr>`;
+    if (e.dir === "event")
+      return `<tr class="event"><td class="t">+${e.t} ms</td><td class="dir">·</td><td><em>${esc(e.text ?? "")}</em></td></tr>`;
     const bytes = bytesOf(e);
     const note = `${e.length} bytes${e.truncated ? `, first ${bytes.length} shown` : ""}${e.base64 !== undefined ? ", not UTF-8" : ""}`;
     const text = e.text !== undefined ? esc(e.text) : `<span class="muted">(not valid UTF-8: see hex)</span>`;
-    return `<tr class="${e.dir}"><td class="t">+${e.t} ms</td><td class="dir" title="${e.dir === "send" ? "sent by the tool" : "received from the bridge"}">${e.dir === "send" ? "→" : "←"}</td>` +
-      `<td><pre class="text">${text}</pre><pre class="hex" hidden>${esc(hexDump(bytes))}</pre><span class="muted">${note}</span></td></tr>`;
+    return (
+      `<tr class="${e.dir}"><td class="t">+${e.t} ms</td><td class="dir" title="${e.dir === "send" ? "sent by the tool" : "received from the bridge"}">${e.dir === "send" ? "→" : "←"}</td>` +
+      `<td><pre class="text">${text}</pre><pre class="hex" hidden>${esc(hexDump(bytes))}</pre><span class="muted">${note}</span></td></tr>`
+    );
   });
-  return `<details class="transcript"><summary>Transcript (${entries.length} entries)</summary>` +
+  return (
+    `<details class="transcript"><summary>Transcript (${entries.length} entries)</summary>` +
     `<div class="views"><button type="button" data-view="text" aria-pressed="true">text</button><button type="button" data-view="hex" aria-pressed="false">hex</button></div>` +
-    `<table>${rows.join("")}</table></details>`;
+    `<table>${rows.join("")}</table></details>`
+  );
 }
 
 function field(label: string, value: string | undefined, copy = false): string {
@@ -44,22 +59,29 @@ function field(label: string, value: string | undefined, copy = false): string {
 }
 
 function check(c: CheckReport): string {
-  return `<div class="check v-${c.verdict}"><h3><span class="badge ${c.verdict}">${c.verdict.toUpperCase()}</span> <code>${esc(c.id)}</code>` +
+  return (
+    `<div class="check v-${c.verdict}"><h3><span class="badge ${c.verdict}">${c.verdict.toUpperCase()}</span> <code>${esc(c.id)}</code>` +
     `${c.durationMs !== undefined ? ` <span class="muted">${c.durationMs} ms</span>` : ""}</h3>` +
     (c.description ? `<p class="muted"><b>Sends:</b> ${esc(c.description)}</p>` : "") +
     (c.requirement ? `<p class="muted"><b>Requirement:</b> ${esc(c.requirement)}</p>` : "") +
     `<p>${esc(c.message)}</p>` +
     `<dl>${field("expected", c.expected)}${field("actual", c.actual)}${field("minimal case", c.counterexample)}${field("replay", c.replay, true)}` +
     `${c.seed !== undefined ? field("seed / path", `${c.seed}${c.path ? ` / ${c.path}` : ""}`) : ""}</dl>` +
-    (c.transcript?.length ? transcript(c.transcript) : "") + `</div>`;
+    (c.transcript?.length ? transcript(c.transcript) : "") +
+    `</div>`
+  );
 }
 
 function rule(r: RuleReport): string {
-  const search = [r.id, r.title, r.requirement, r.reason ?? "", ...r.checks.flatMap((c) => [c.id, c.message])].join(" ").toLowerCase();
-  return `<details class="rule v-${r.verdict}" data-verdict="${r.verdict}" data-search="${esc(search)}"${r.verdict === "fail" || r.verdict === "error" ? " open" : ""}>` +
+  const search = [r.id, r.title, r.requirement, r.reason ?? "", ...r.checks.flatMap((c) => [c.id, c.message])]
+    .join(" ")
+    .toLowerCase();
+  return (
+    `<details class="rule v-${r.verdict}" data-verdict="${r.verdict}" data-search="${esc(search)}"${r.verdict === "fail" || r.verdict === "error" ? " open" : ""}>` +
     `<summary><span class="badge ${r.verdict}">${r.verdict.toUpperCase()}</span> <code>${esc(r.id)}</code> <span class="title">${esc(r.title)}</span> <span class="level">${r.level}</span></summary>` +
     `<div class="body"><p><b>Rule:</b> ${esc(r.requirement)}</p>${r.reason ? `<p class="muted"><b>Why skipped:</b> ${esc(r.reason)}</p>` : ""}` +
-    `${r.checks.map(check).join("")}</div></details>`;
+    `${r.checks.map(check).join("")}</div></details>`
+  );
 }
 
 const STYLE = `
@@ -102,14 +124,25 @@ apply();
 
 export function renderHtml(report: Report): string {
   const groups = [...new Set(report.rules.map((r) => r.group))];
-  const chips = VERDICTS.map((v) => `<label><input type="checkbox" data-verdict="${v}" checked> <span class="badge ${v}">${v.toUpperCase()}</span> ${report.summary[v]}</label>`).join("");
+  const chips = VERDICTS.map(
+    (v) =>
+      `<label><input type="checkbox" data-verdict="${v}" checked> <span class="badge ${v}">${v.toUpperCase()}</span> ${report.summary[v]}</label>`,
+  ).join("");
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>AiControl conformance: ${esc(targetName(report.target))}</title><style>${STYLE}</style></head>
 <body><header><h1>AiControl conformance report</h1>
 <div class="meta">${esc(report.target.label ?? targetName(report.target))} · seed ${report.seed} · ${esc(report.startedAt)} · ${(report.durationMs / 1000).toFixed(1)} s · ${esc(report.tool.name)} ${esc(report.tool.version)}</div>
 <div class="controls"><input type="search" id="search" placeholder="Search rules, checks, messages" aria-label="Search"><span class="chips">${chips}</span><span class="muted"><span id="shown">${report.rules.length}</span> of ${report.rules.length} rules shown</span></div></header>
-<main>${groups.map((g) => `<section class="group"><h2>${esc(g)}</h2>${report.rules.filter((r) => r.group === g).map(rule).join("")}</section>`).join("")}
+<main>${groups
+    .map(
+      (g) =>
+        `<section class="group"><h2>${esc(g)}</h2>${report.rules
+          .filter((r) => r.group === g)
+          .map(rule)
+          .join("")}</section>`,
+    )
+    .join("")}
 <p id="empty" class="empty" hidden>No rule matches the filter.</p></main>
 <script>${SCRIPT}</script></body></html>
 `;

@@ -7,8 +7,8 @@ import { markdownReporter } from "./markdown.js";
 import type { Reporter } from "./types.js";
 
 export { consoleReporter, summaryLine } from "./console.js";
-export { markdownReporter };
 export type * from "./types.js";
+export { markdownReporter };
 
 export const FORMATS: Readonly<Record<string, { description: string; create: (file: string) => Reporter }>> = {
   json: { description: "the machine-readable report (schemaVersion 1)", create: jsonReporter },

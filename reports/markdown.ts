@@ -23,16 +23,32 @@ export function renderMarkdown(report: Report): string {
     lines.push("| | rule | check | expected | actual |", "| --- | --- | --- | --- | --- |");
     for (const rule of notable) {
       for (const c of rule.checks.filter((x) => x.verdict === rule.verdict)) {
-        lines.push(`| ${ICON[rule.verdict]} | \`${rule.id}\` | ${code(c.id)} ${cell(c.message)} | ${cell(c.expected ?? "")} | ${cell(c.actual ?? "")} |`);
+        lines.push(
+          `| ${ICON[rule.verdict]} | \`${rule.id}\` | ${code(c.id)} ${cell(c.message)} | ${cell(c.expected ?? "")} | ${cell(c.actual ?? "")} |`,
+        );
       }
     }
-    const replays = notable.flatMap((r) => r.checks.filter((c) => c.replay && c.verdict === r.verdict).map((c) => c.replay!));
-    if (replays.length) lines.push("", "<details><summary>Replay commands</summary>", "", "```sh", ...new Set(replays), "```", "", "</details>");
+    const replays = notable.flatMap((r) =>
+      r.checks.filter((c) => c.replay && c.verdict === r.verdict).map((c) => c.replay!),
+    );
+    if (replays.length)
+      lines.push(
+        "",
+        "<details><summary>Replay commands</summary>",
+        "",
+        "```sh",
+        ...new Set(replays),
+        "```",
+        "",
+        "</details>",
+      );
     lines.push("");
   }
   lines.push("<details><summary>All rules</summary>", "", "| | rule | level | note |", "| --- | --- | --- | --- |");
   for (const rule of report.rules) {
-    lines.push(`| ${ICON[rule.verdict]} | \`${rule.id}\` | ${rule.level} | ${cell(rule.reason ?? rule.checks.map((c) => c.id).join(", "), 120)} |`);
+    lines.push(
+      `| ${ICON[rule.verdict]} | \`${rule.id}\` | ${rule.level} | ${cell(rule.reason ?? rule.checks.map((c) => c.id).join(", "), 120)} |`,
+    );
   }
   lines.push("", "</details>", "");
   return lines.join("\n");

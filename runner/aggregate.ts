@@ -48,8 +48,10 @@ export function aggregate(
     };
     // A rule left out by --rules/--skip stays out where a selected check merely passed through
     // it, but a failure found on it is still reported.
-    const shown = selected(rule.id) || entries.some((e) => e.verdict === "fail" || e.verdict === "error" || e.verdict === "warn");
-    if (entries.length && shown) return { ...base, verdict: entries.map((e) => e.verdict).reduce(worst), checks: entries };
+    const shown =
+      selected(rule.id) || entries.some((e) => e.verdict === "fail" || e.verdict === "error" || e.verdict === "warn");
+    if (entries.length && shown)
+      return { ...base, verdict: entries.map((e) => e.verdict).reduce(worst), checks: entries };
     const reason = skipReason(rule.id);
     if (reason === UNCOVERED) return { ...base, verdict: "error" as const, reason, checks: [] };
     return { ...base, verdict: "skip" as const, reason: reason ?? "not run", checks: [] };

@@ -1,8 +1,9 @@
 // The programmatic API: the same run as the CLI, from an options object. No argv, no signal
 // handler, no output but the report files asked for (and the console only when `print`).
+
+import type { Report } from "../reports/types.js";
 import { conformance, type Deps } from "./conformance.js";
 import { camel, OPTIONS, optionValue, type SettableOptions } from "./options.js";
-import type { Report } from "../reports/types.js";
 
 export interface ConformanceOptions extends SettableOptions {
   /** Print the console report (default: false). */
@@ -45,19 +46,30 @@ export async function runConformance(options: ConformanceOptions = {}, deps: Dep
     if (err instanceof ConformanceError) throw err;
     throw new ConformanceError((err as Error).message, 2);
   }
-  const { code, report } = await conformance(values, [], {
-    out: (t) => {
-      if (print) process.stdout.write(t);
+  const { code, report } = await conformance(
+    values,
+    [],
+    {
+      out: (t) => {
+        if (print) process.stdout.write(t);
+      },
+      err: (t) => {
+        errors += t;
+        if (print) process.stderr.write(t);
+      },
+      env: env ?? process.env,
+      console: Boolean(print),
     },
-    err: (t) => {
-      errors += t;
-      if (print) process.stderr.write(t);
-    },
-    env: env ?? process.env,
-    console: Boolean(print),
-  }, { ...deps, signal });
+    { ...deps, signal },
+  );
   if (!report) {
-    throw new ConformanceError(errors.trim().replace(/^aicontrol-conformance: /, "").split("\n")[0] ?? "bad options", code);
+    throw new ConformanceError(
+      errors
+        .trim()
+        .replace(/^aicontrol-conformance: /, "")
+        .split("\n")[0] ?? "bad options",
+      code,
+    );
   }
   return report;
 }

@@ -3,14 +3,14 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { type Contract, ContractError, contract as shipped, loadContract, type RuleId } from "../protocol/contract.js";
+import { type Contract, ContractError, loadContract, type RuleId, contract as shipped } from "../protocol/contract.js";
 import { worst } from "../protocol/verdict.js";
 import { consoleReporter, FORMATS, markdownReporter } from "../reports/index.js";
 import type { CheckReport, Report, Reporter } from "../reports/types.js";
-import { allChecks } from "../suites/index.js";
 import type { Check, Finding } from "../suites/harness/check.js";
 import { formatHostPort } from "../suites/harness/connection.js";
 import { redactor, STRONG_TOKEN_LENGTH } from "../suites/harness/redact.js";
+import { allChecks } from "../suites/index.js";
 import { UNCOVERED } from "./aggregate.js";
 import { applyBaseline, type Baseline, baselineSection, loadBaseline } from "./baseline.js";
 import { compareReports, formatChanges } from "./compare.js";
@@ -85,28 +85,39 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
   const human = toStdout ? io.err : io.out;
   const baseline = values.baseline ? loadBaseline(values.baseline, contract, checks) : undefined;
   const reporters = () => [
-    ...(io.console === false ? [] : [consoleReporter({ write: human, verbose: values.verbose, live: io.live ?? false })]),
+    ...(io.console === false
+      ? []
+      : [consoleReporter({ write: human, verbose: values.verbose, live: io.live ?? false })]),
     ...outputs.map((o) => FORMATS[o.format]!.create(o.file)),
     ...(io.env.GITHUB_STEP_SUMMARY ? [markdownReporter(undefined, io.env)] : []),
   ];
 
   if (values.compare && positionals.length === 1 && !values.merge) {
-    const changes = compareReports(readReportFile(values.compare, "--compare"), readReportFile(positionals[0]!, "--compare"));
+    const changes = compareReports(
+      readReportFile(values.compare, "--compare"),
+      readReportFile(positionals[0]!, "--compare"),
+    );
     io.out(formatChanges(changes, values.compare));
     return { code: changes.some((c) => c.worse) ? EXIT.fail : EXIT.pass };
   }
   if (positionals.length && !values.merge) {
-    throw new UsageError(`unexpected argument "${positionals[0]}" (only --merge and --compare OLD NEW take file names)`);
+    throw new UsageError(
+      `unexpected argument "${positionals[0]}" (only --merge and --compare OLD NEW take file names)`,
+    );
   }
   const previous = values.compare ? readReportFile(values.compare, "--compare") : undefined;
   if (values.merge) {
-    if (positionals.length === 0) throw new UsageError("--merge takes the JSON reports to merge: --merge a.json b.json ...");
+    if (positionals.length === 0)
+      throw new UsageError("--merge takes the JSON reports to merge: --merge a.json b.json ...");
     checkWritable(outputs);
     const merged = mergeReports(positionals.map((f) => readReportFile(f, "--merge")));
     if (baseline) merged.baseline = baselineSection(merged, baseline, contract.prefix);
     const lost = await writeReports(reporters(), merged, io);
     if (previous) human(formatChanges(compareReports(previous, merged), values.compare!));
-    return { code: lost ? EXIT.usage : verdictCode(merged, baseline, contract, human, values.allowUncovered), report: merged };
+    return {
+      code: lost ? EXIT.usage : verdictCode(merged, baseline, contract, human, values.allowUncovered),
+      report: merged,
+    };
   }
 
   const profile = (values.profile ?? "standard") as Profile;
@@ -119,13 +130,18 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
   }
   const endpoint = values.endpoint ? parseEndpoint(values.endpoint) : undefined;
   if (values.endpoint && !endpoint) {
-    throw new UsageError(`--endpoint must be HOST:PORT with a port from 1 to 65535 (IPv6 as [::1]:PORT), not "${values.endpoint}"`);
+    throw new UsageError(
+      `--endpoint must be HOST:PORT with a port from 1 to 65535 (IPv6 as [::1]:PORT), not "${values.endpoint}"`,
+    );
   }
   if (endpoint && values.spawn) throw new UsageError("give either --endpoint or --spawn, not both");
-  if (endpoint && !isLoopback(endpoint.host) && !values.allowRemote) throw new UsageError(new RemoteRefused(endpoint.host).message);
-  if (!endpoint && !values.spawn && !deps.builtIn) throw new UsageError("give a target: --endpoint HOST:PORT or --spawn CMD");
+  if (endpoint && !isLoopback(endpoint.host) && !values.allowRemote)
+    throw new UsageError(new RemoteRefused(endpoint.host).message);
+  if (!endpoint && !values.spawn && !deps.builtIn)
+    throw new UsageError("give a target: --endpoint HOST:PORT or --spawn CMD");
   const shard = values.shard ? parseShard(values.shard) : undefined;
-  if (values.path && values.check?.length !== 1) throw new UsageError("--path replays one case: give exactly one --check ID with it");
+  if (values.path && values.check?.length !== 1)
+    throw new UsageError("--path replays one case: give exactly one --check ID with it");
 
   let cases = new Map<string, Case>();
   let onlyChecks = values.check?.length ? new Set(values.check) : undefined;
@@ -140,7 +156,12 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
   }
   const unknown = [...(onlyChecks ?? [])].filter((id) => !checks.some((c) => c.id === id));
   if (unknown.length) {
-    throw new UsageError(`no check named ${unknown.join(", ")}${suggest(unknown[0]!, checks.map((c) => c.id))}; --list shows them all`);
+    throw new UsageError(
+      `no check named ${unknown.join(", ")}${suggest(
+        unknown[0]!,
+        checks.map((c) => c.id),
+      )}; --list shows them all`,
+    );
   }
   checkWritable(outputs);
 
@@ -179,7 +200,11 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
   const targetInfo = target
     ? { endpoint: target.endpoint, spawned: target.spawned, label: target.label }
     : {
-        endpoint: endpoint ? formatHostPort(endpoint.host, endpoint.port) : values.spawn ? `spawn: ${values.spawn}` : "built-in",
+        endpoint: endpoint
+          ? formatHostPort(endpoint.host, endpoint.port)
+          : values.spawn
+            ? `spawn: ${values.spawn}`
+            : "built-in",
         spawned: !endpoint,
         label: "unreachable",
       };
@@ -225,7 +250,8 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
   }
   if (values.saveFailures) {
     const saved = saveFailures(values.saveFailures, report);
-    if (saved) io.err(`aicontrol-conformance: saved ${saved} failing case${saved === 1 ? "" : "s"} to ${values.saveFailures}\n`);
+    if (saved)
+      io.err(`aicontrol-conformance: saved ${saved} failing case${saved === 1 ? "" : "s"} to ${values.saveFailures}\n`);
   }
   if (previous) human(formatChanges(compareReports(previous, report), values.compare!));
   const lost = failedReporters.filter((name) => name in FORMATS);
@@ -256,7 +282,9 @@ function reportOutputs(values: Values): { format: string; file: string }[] {
   for (const entry of values.report ?? []) {
     const m = /^([a-z]+)=(.+)$/.exec(entry);
     if (!m || !(m[1]! in FORMATS)) {
-      throw new UsageError(`--report takes FORMAT=FILE with FORMAT one of ${Object.keys(FORMATS).join(", ")}, not "${entry}"`);
+      throw new UsageError(
+        `--report takes FORMAT=FILE with FORMAT one of ${Object.keys(FORMATS).join(", ")}, not "${entry}"`,
+      );
     }
     outputs.push({ format: m[1]!, file: m[2]! });
   }
@@ -271,7 +299,8 @@ function checkWritable(outputs: { format: string; file: string }[]): void {
     const path = resolve(file);
     let existed = true;
     try {
-      if (statSync(path).isDirectory()) throw new UsageError(`cannot write the ${format} report to ${file}: it is a directory`);
+      if (statSync(path).isDirectory())
+        throw new UsageError(`cannot write the ${format} report to ${file}: it is a directory`);
     } catch (err) {
       if (err instanceof UsageError) throw err;
       existed = false;
@@ -281,7 +310,9 @@ function checkWritable(outputs: { format: string; file: string }[]): void {
       closeSync(openSync(path, "a"));
       if (!existed) unlinkSync(path);
     } catch (err) {
-      throw new UsageError(`cannot write the ${format} report to ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new UsageError(
+        `cannot write the ${format} report to ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
     }
   }
 }
@@ -301,12 +332,20 @@ async function writeReports(reporters: Reporter[], report: Report, io: Io): Prom
 }
 
 /** 1 when a rule failed or could not be judged (beyond what the baseline accepts), or a baseline entry is stale. */
-function verdictCode(report: Report, baseline: Baseline | undefined, contract: Contract, out: (t: string) => void, allowUncovered?: boolean): number {
+function verdictCode(
+  report: Report,
+  baseline: Baseline | undefined,
+  contract: Contract,
+  out: (t: string) => void,
+  allowUncovered?: boolean,
+): number {
   const counts = (r: Report["rules"][number]) =>
     r.verdict === "fail" || (r.verdict === "error" && !(allowUncovered && r.reason === UNCOVERED));
   if (!baseline) return report.rules.some(counts) ? EXIT.fail : EXIT.pass;
   const { known, stale, unexpected } = applyBaseline(report, baseline, contract.prefix);
-  out(`baseline ${baseline.file}: ${known.length} known failure${known.length === 1 ? "" : "s"} accepted, ${unexpected.length} new, ${stale.length} stale\n`);
+  out(
+    `baseline ${baseline.file}: ${known.length} known failure${known.length === 1 ? "" : "s"} accepted, ${unexpected.length} new, ${stale.length} stale\n`,
+  );
   for (const e of stale) out(`  STALE ${e.id}: it passes now, so remove it from the baseline (it said: ${e.reason})\n`);
   for (const id of unexpected) out(`  NEW   ${id}\n`);
   return unexpected.length + stale.length > 0 ? EXIT.fail : EXIT.pass;
@@ -318,7 +357,9 @@ export function readReportFile(file: string, flag: string): Report {
   try {
     report = JSON.parse(readFileSync(file, "utf8")) as Report;
   } catch (err) {
-    throw new UsageError(`cannot read ${flag} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new UsageError(
+      `cannot read ${flag} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
   if (report?.schemaVersion !== 1 || !Array.isArray(report.rules)) {
     throw new UsageError(`${flag} ${file} is not an aicontrol-conformance JSON report (schemaVersion 1)`);
@@ -329,20 +370,31 @@ export function readReportFile(file: string, flag: string): Report {
 function parseShard(text: string): { index: number; count: number } {
   const m = /^(\d+)\/(\d+)$/.exec(text);
   const [index, count] = m ? [Number(m[1]), Number(m[2])] : [0, 0];
-  if (!m || count < 1 || index < 1 || index > count) throw new UsageError(`--shard takes I/N with 1 <= I <= N, e.g. 2/4, not "${text}"`);
+  if (!m || count < 1 || index < 1 || index > count)
+    throw new UsageError(`--shard takes I/N with 1 <= I <= N, e.g. 2/4, not "${text}"`);
   return { index, count };
 }
 
 /** Does a --rules/--skip glob match a rule (by short or full ID)? */
 export function globMatches(glob: string, rule: { id: string; fullId: string }): boolean {
-  const re = new RegExp(`^${glob.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
+  const re = new RegExp(
+    `^${glob
+      .split("*")
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*")}$`,
+  );
   return re.test(rule.id) || re.test(rule.fullId);
 }
 
 function validateGlobs(globs: string[], flag: string, contract: Contract): void {
   for (const glob of globs) {
     if (contract.rules.some((r) => globMatches(glob, r))) continue;
-    throw new UsageError(`${flag} ${glob} matches no rule${suggest(glob, contract.rules.map((r) => r.id))}; --list shows them all`);
+    throw new UsageError(
+      `${flag} ${glob} matches no rule${suggest(
+        glob,
+        contract.rules.map((r) => r.id),
+      )}; --list shows them all`,
+    );
   }
 }
 
@@ -379,7 +431,10 @@ function replayCommand(
 const shellQuote = (s: string) => (/^[\w./:=@-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
 /** The failing cases of a report, to run again exactly. */
-function replayCases(report: Report, only: string[] | undefined): { cases: Map<string, Case>; onlyChecks: Set<string> } {
+function replayCases(
+  report: Report,
+  only: string[] | undefined,
+): { cases: Map<string, Case>; onlyChecks: Set<string> } {
   const cases = new Map<string, Case>();
   const onlyChecks = new Set<string>();
   for (const rule of report.rules) {
@@ -420,7 +475,11 @@ function listRules(contract: Contract, checks: readonly Check[], selected: (id: 
   for (const rule of contract.rules.filter((r) => selected(r.id))) {
     const covering = checks.filter((c) => c.rules.includes(rule.id)).map((c) => c.id);
     const how =
-      rule.observed === "wire" ? (covering.length ? covering.join(", ") : UNCOVERED) : `${rule.observed}: ${rule.reason}`;
+      rule.observed === "wire"
+        ? covering.length
+          ? covering.join(", ")
+          : UNCOVERED
+        : `${rule.observed}: ${rule.reason}`;
     lines.push(`${rule.fullId}  [${rule.level}, ${rule.observed}]\n    ${how}`);
   }
   return `${lines.join("\n")}\n`;

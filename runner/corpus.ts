@@ -3,7 +3,15 @@ import { join } from "node:path";
 import type { Report } from "../reports/types.js";
 
 /** One saved failing case: enough to run exactly it again. */
-export interface SavedCase { check: string; rule: string; seed?: number; path?: string; counterexample?: string; message: string; replay?: string }
+export interface SavedCase {
+  check: string;
+  rule: string;
+  seed?: number;
+  path?: string;
+  counterexample?: string;
+  message: string;
+  replay?: string;
+}
 
 const fileName = (checkId: string) => `${checkId.replace(/[^A-Za-z0-9._-]+/g, "__")}.json`;
 
@@ -15,8 +23,16 @@ export function saveFailures(dir: string, report: Report): number {
       if (c.verdict !== "fail") continue;
       const folder = join(dir, rule.id);
       mkdirSync(folder, { recursive: true });
-      const record: SavedCase = { check: c.id, rule: rule.id, seed: c.seed, path: c.path, counterexample: c.counterexample, message: c.message, replay: c.replay };
-      writeFileSync(join(folder, fileName(c.id)), JSON.stringify(record, null, 2) + "\n");
+      const record: SavedCase = {
+        check: c.id,
+        rule: rule.id,
+        seed: c.seed,
+        path: c.path,
+        counterexample: c.counterexample,
+        message: c.message,
+        replay: c.replay,
+      };
+      writeFileSync(join(folder, fileName(c.id)), `${JSON.stringify(record, null, 2)}\n`);
       saved++;
     }
   }
@@ -26,10 +42,18 @@ export function saveFailures(dir: string, report: Report): number {
 /** The saved cases in a folder (none when it does not exist yet). */
 export function loadCorpus(dir: string): SavedCase[] {
   let rules: string[];
-  try { rules = readdirSync(dir); } catch { return []; }
+  try {
+    rules = readdirSync(dir);
+  } catch {
+    return [];
+  }
   return rules.flatMap((rule) => {
     let files: string[];
-    try { files = readdirSync(join(dir, rule)).filter((f) => f.endsWith(".json")); } catch { return []; }
+    try {
+      files = readdirSync(join(dir, rule)).filter((f) => f.endsWith(".json"));
+    } catch {
+      return [];
+    }
     return files.map((f) => JSON.parse(readFileSync(join(dir, rule, f), "utf8")) as SavedCase);
   });
 }

@@ -1,14 +1,16 @@
+import { worst } from "../protocol/verdict.js";
 import type { Report, RuleReport } from "../reports/types.js";
 import { summarize } from "./aggregate.js";
 import { SHARD_REASON } from "./run.js";
-import { worst } from "../protocol/verdict.js";
 
 /** One report from the reports of several shards (or runs): every check of every rule, verdicts recomputed. */
 export function mergeReports(reports: Report[]): Report {
   if (reports.length === 0) throw new Error("nothing to merge");
   const [first] = reports as [Report, ...Report[]];
   const rules: RuleReport[] = first.rules.map((rule) => {
-    const all = reports.map((r) => r.rules.find((x) => x.id === rule.id)).filter((x): x is RuleReport => x !== undefined);
+    const all = reports
+      .map((r) => r.rules.find((x) => x.id === rule.id))
+      .filter((x): x is RuleReport => x !== undefined);
     const byCheck = new Map(all.flatMap((r) => r.checks).map((c) => [c.id, c]));
     const checks = [...byCheck.values()];
     if (checks.length) {
@@ -20,5 +22,11 @@ export function mergeReports(reports: Report[]): Report {
   });
   const started = Math.min(...reports.map((r) => Date.parse(r.startedAt)));
   const ended = Math.max(...reports.map((r) => Date.parse(r.startedAt) + r.durationMs));
-  return { ...first, startedAt: new Date(started).toISOString(), durationMs: ended - started, summary: summarize(rules), rules };
+  return {
+    ...first,
+    startedAt: new Date(started).toISOString(),
+    durationMs: ended - started,
+    summary: summarize(rules),
+    rules,
+  };
 }

@@ -48,7 +48,11 @@ export const OPTIONS = {
     default: contract.defaults.tokenEnv,
     description: "environment variable holding the token (never the token itself)",
   },
-  "allow-remote": { kind: "boolean", group: "Target", description: "allow a non-loopback target (the wire is plaintext)" },
+  "allow-remote": {
+    kind: "boolean",
+    group: "Target",
+    description: "allow a non-loopback target (the wire is plaintext)",
+  },
   "start-timeout": {
     kind: "duration",
     group: "Target",
@@ -75,9 +79,19 @@ export const OPTIONS = {
     group: "Selection",
     description: "a rule of --contract that no check covers does not fail the run",
   },
-  rules: { kind: "list", group: "Selection", arg: "GLOB,...", description: "only these rules (full or short IDs: wire.*)" },
+  rules: {
+    kind: "list",
+    group: "Selection",
+    arg: "GLOB,...",
+    description: "only these rules (full or short IDs: wire.*)",
+  },
   skip: { kind: "list", group: "Selection", arg: "GLOB,...", description: "leave these rules out" },
-  check: { kind: "list", group: "Selection", arg: "ID", description: "only these checks (with --path: one exact case)" },
+  check: {
+    kind: "list",
+    group: "Selection",
+    arg: "ID",
+    description: "only these checks (with --path: one exact case)",
+  },
   profile: {
     kind: "choice",
     group: "Generation",
@@ -88,9 +102,20 @@ export const OPTIONS = {
       .join(", ")}`,
   },
   runs: { kind: "count", group: "Generation", arg: "N", description: "cases per property (overrides the profile)" },
-  seed: { kind: "integer", group: "Generation", arg: "N", description: "seed for every generator (default: random, printed)" },
-  timeout: { kind: "duration", group: "Generation", unit: "ms",
-    max: HOUR, default: 2000, description: "wait for one response" },
+  seed: {
+    kind: "integer",
+    group: "Generation",
+    arg: "N",
+    description: "seed for every generator (default: random, printed)",
+  },
+  timeout: {
+    kind: "duration",
+    group: "Generation",
+    unit: "ms",
+    max: HOUR,
+    default: 2000,
+    description: "wait for one response",
+  },
   strict: { kind: "boolean", group: "Generation", description: "warnings count as failures" },
   duration: {
     kind: "duration",
@@ -105,7 +130,12 @@ export const OPTIONS = {
     arg: "FILE",
     description: "re-run the failing cases of a JSON report: FIXED or STILL FAILING",
   },
-  path: { kind: "string", group: "Replay and CI", arg: "P", description: "with one --check and --seed: replay one exact case" },
+  path: {
+    kind: "string",
+    group: "Replay and CI",
+    arg: "P",
+    description: "with one --check and --seed: replay one exact case",
+  },
   merge: {
     kind: "boolean",
     group: "Replay and CI",
@@ -203,7 +233,11 @@ export function optionValue(name: string, raw: unknown, where: string): unknown 
         : bad("a whole number in the 32-bit range");
     }
     case "duration": {
-      const ms = text ? parseDuration(raw, spec.unit ?? "ms") : typeof raw === "number" ? raw * unitMs(spec.unit) : Number.NaN;
+      const ms = text
+        ? parseDuration(raw, spec.unit ?? "ms")
+        : typeof raw === "number"
+          ? raw * unitMs(spec.unit)
+          : Number.NaN;
       if (!Number.isFinite(ms) || ms <= 0) bad(`a positive time such as 500ms, 2s, 10m or 1h`);
       const max = spec.max ?? 7 * 24 * HOUR;
       if (ms > max) bad(`at most ${max === HOUR ? "1h" : "a week"}`);
@@ -304,7 +338,9 @@ export function readConfig(file: string): Record<string, { value: unknown; line:
   try {
     text = readFileSync(file, "utf8");
   } catch (err) {
-    throw new UsageError(`cannot read config ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new UsageError(
+      `cannot read config ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true });
@@ -319,17 +355,23 @@ export function readConfig(file: string): Record<string, { value: unknown; line:
     const key = isScalar(pair.key) ? String(pair.key.value) : "";
     const line = lines.linePos((pair.key as { range?: number[] } | null)?.range?.[0] ?? 0).line;
     if (key === "token") {
-      throw new UsageError(`${file}:${line}: a token is never read from a file; put it in an environment variable and name it with token-env`);
+      throw new UsageError(
+        `${file}:${line}: a token is never read from a file; put it in an environment variable and name it with token-env`,
+      );
     }
     const spec = specOf(key);
-    if (!spec || spec.cliOnly) throw new UsageError(`${file}:${line}: unknown option "${key}"${suggest(key, configKeys())}`);
+    if (!spec || spec.cliOnly)
+      throw new UsageError(`${file}:${line}: unknown option "${key}"${suggest(key, configKeys())}`);
     const node = pair.value as { toJSON?: () => unknown } | null;
     out[key] = { value: isScalar(node) ? node.value : doc.createNode(node).toJSON(), line };
   }
   return out;
 }
 
-const configKeys = () => Object.entries(OPTIONS as Record<string, Spec>).filter(([, s]) => !s.cliOnly).map(([n]) => n);
+const configKeys = () =>
+  Object.entries(OPTIONS as Record<string, Spec>)
+    .filter(([, s]) => !s.cliOnly)
+    .map(([n]) => n);
 
 /** The JSON Schema of the config file, for editors (shipped as aicontrol-conformance.config.schema.json). */
 export function configJsonSchema(): object {
@@ -342,7 +384,12 @@ export function configJsonSchema(): object {
       case "count":
         return { type: "integer", minimum: 1 };
       case "duration":
-        return { anyOf: [{ type: "number", exclusiveMinimum: 0 }, { type: "string", pattern: "^\\d+(\\.\\d+)?\\s*(ms|s|m|h)?$" }] };
+        return {
+          anyOf: [
+            { type: "number", exclusiveMinimum: 0 },
+            { type: "string", pattern: "^\\d+(\\.\\d+)?\\s*(ms|s|m|h)?$" },
+          ],
+        };
       case "list":
         return { anyOf: [{ type: "string" }, { type: "array", items: { type: "string" } }] };
       case "choice":
@@ -355,8 +402,16 @@ export function configJsonSchema(): object {
     Object.entries(OPTIONS as Record<string, Spec>)
       .filter(([, s]) => !s.cliOnly)
       .map(([name, spec]) => {
-        const unit = spec.kind === "duration" ? ` (a plain number is in ${spec.unit === "s" ? "seconds" : "milliseconds"})` : "";
-        return [name, { ...type(spec), description: spec.description + unit, ...(spec.default !== undefined ? { default: spec.default } : {}) }];
+        const unit =
+          spec.kind === "duration" ? ` (a plain number is in ${spec.unit === "s" ? "seconds" : "milliseconds"})` : "";
+        return [
+          name,
+          {
+            ...type(spec),
+            description: spec.description + unit,
+            ...(spec.default !== undefined ? { default: spec.default } : {}),
+          },
+        ];
       }),
   );
   return {
@@ -381,15 +436,26 @@ export function usage(): string {
       lines.push("", group);
     }
     const flag = `${spec.short ? `-${spec.short}, ` : ""}--${name}${spec.arg ? ` ${spec.arg}` : spec.kind === "duration" ? " TIME" : spec.kind === "choice" ? ` ${spec.choices?.join("|")}` : ""}`;
-    const dflt = spec.default !== undefined && spec.kind !== "choice" ? ` (default ${spec.kind === "duration" ? `${spec.default}${spec.unit}` : spec.default})` : spec.kind === "choice" ? ` (default ${spec.default})` : "";
+    const dflt =
+      spec.default !== undefined && spec.kind !== "choice"
+        ? ` (default ${spec.kind === "duration" ? `${spec.default}${spec.unit}` : spec.default})`
+        : spec.kind === "choice"
+          ? ` (default ${spec.default})`
+          : "";
     lines.push(`  ${flag.padEnd(28)} ${spec.description}${dflt}`);
   }
-  lines.push("", "Exit: 0 no rule failed · 1 a rule failed or could not be judged · 2 bad usage · 3 target unreachable");
+  lines.push(
+    "",
+    "Exit: 0 no rule failed · 1 a rule failed or could not be judged · 2 bad usage · 3 target unreachable",
+  );
   return lines.join("\n");
 }
 
 export function suggest(word: string, candidates: readonly string[]): string {
-  const stem = word.replace(/^ai-control-protocol\./, "").replace(/\*/g, "").toLowerCase();
+  const stem = word
+    .replace(/^ai-control-protocol\./, "")
+    .replace(/\*/g, "")
+    .toLowerCase();
   const scored = candidates
     .map((c) => ({ c, d: c.toLowerCase().includes(stem) && stem.length > 2 ? 0 : distance(stem, c.toLowerCase()) }))
     .filter((x) => x.d <= Math.max(2, Math.floor(stem.length / 3)))

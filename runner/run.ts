@@ -106,7 +106,11 @@ export async function run(options: RunOptions): Promise<Report> {
           : await runWithCase(check, options, log);
       if (!stop && (finding.verdict === "fail" || finding.verdict === "error")) stop = await lostTarget(check, options);
       if (options.strict && finding.verdict === "warn") {
-        finding = { ...finding, verdict: "fail", message: `${finding.message} (a warning; --strict makes it a failure)` };
+        finding = {
+          ...finding,
+          verdict: "fail",
+          message: `${finding.message} (a warning; --strict makes it a failure)`,
+        };
       }
       const report = redact.deep(toCheckReport(check, finding, Date.now() - t0, options));
       results.set(check.id, { check, finding, report });
@@ -184,7 +188,9 @@ async function fuzzUntil(
     const failing = failingNow();
     // A progress line now and then (and when something new fails), not one per round.
     if (Date.now() - lastLog >= 5000 || failing !== lastFailing || Date.now() >= end - 1000) {
-      log(`fuzzing: round ${round} done, ${failing} failing checks, ${Math.max(0, Math.round((end - Date.now()) / 1000))} s left`);
+      log(
+        `fuzzing: round ${round} done, ${failing} failing checks, ${Math.max(0, Math.round((end - Date.now()) / 1000))} s left`,
+      );
       lastLog = Date.now();
       lastFailing = failing;
     }
@@ -211,7 +217,9 @@ async function preflightProblem(o: RunOptions): Promise<Blocked | undefined> {
 async function lostTarget(check: Check, o: RunOptions): Promise<{ problem: string } | undefined> {
   const target = o.target!;
   try {
-    (await Connection.open(target.host, target.port, { maxLineBytes: 1, connectTimeoutMs: o.timeoutMs, record: false })).close();
+    (
+      await Connection.open(target.host, target.port, { maxLineBytes: 1, connectTimeoutMs: o.timeoutMs, record: false })
+    ).close();
     return undefined;
   } catch {
     if (target.restart) {
@@ -219,10 +227,14 @@ async function lostTarget(check: Check, o: RunOptions): Promise<{ problem: strin
         await target.restart();
         return undefined;
       } catch (err) {
-        return { problem: `the bridge stopped during ${check.id} and could not be restarted: ${(err as Error).message}` };
+        return {
+          problem: `the bridge stopped during ${check.id} and could not be restarted: ${(err as Error).message}`,
+        };
       }
     }
-    return { problem: `the bridge stopped accepting connections during ${check.id}, so nothing after it can be judged` };
+    return {
+      problem: `the bridge stopped accepting connections during ${check.id}, so nothing after it can be judged`,
+    };
   }
 }
 
@@ -253,7 +265,11 @@ async function runCheck(check: Check, o: RunOptions, exact?: Case): Promise<Find
   let timer: NodeJS.Timeout | undefined;
   const overrun = new Promise<Finding>((resolve) => {
     timer = setTimeout(
-      () => resolve({ verdict: "error", message: `the check did not finish within its deadline of ${o.checkDeadlineMs} ms` }),
+      () =>
+        resolve({
+          verdict: "error",
+          message: `the check did not finish within its deadline of ${o.checkDeadlineMs} ms`,
+        }),
       o.checkDeadlineMs + o.timeoutMs,
     );
   });

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { isIP } from "node:net";
 import { Connection, formatHostPort, sleep } from "../suites/harness/connection.js";
 
@@ -22,7 +22,9 @@ export class TargetError extends Error {}
 /** A non-loopback target without --allow-remote: refused before any connection is attempted. */
 export class RemoteRefused extends Error {
   constructor(readonly host: string) {
-    super(`${host} is not a loopback address: the wire is plaintext, so pass --allow-remote to test a remote bridge on purpose`);
+    super(
+      `${host} is not a loopback address: the wire is plaintext, so pass --allow-remote to test a remote bridge on purpose`,
+    );
   }
 }
 
@@ -31,13 +33,14 @@ const LOOPBACK_NAMES = new Set(["localhost", "localhost.", "ip6-localhost"]);
 export function isLoopback(host: string): boolean {
   if (LOOPBACK_NAMES.has(host.toLowerCase())) return true;
   if (isIP(host) === 4) return host.startsWith("127.");
-  if (isIP(host) === 6) return host === "::1" || /^(0*:)*:?0*1$/.test(host) || host.toLowerCase().startsWith("::ffff:127.");
+  if (isIP(host) === 6)
+    return host === "::1" || /^(0*:)*:?0*1$/.test(host) || host.toLowerCase().startsWith("::ffff:127.");
   return false;
 }
 
 /** Parses HOST:PORT or [IPv6]:PORT; undefined when malformed. */
 export function parseEndpoint(text: string): { host: string; port: number } | undefined {
-  const m = /^\[([^\]]+)\]:(\d+)$/.exec(text) ?? /^([^:\[\]]+):(\d+)$/.exec(text);
+  const m = /^\[([^\]]+)\]:(\d+)$/.exec(text) ?? /^([^:[\]]+):(\d+)$/.exec(text);
   if (!m) return undefined;
   const port = Number(m[2]);
   if (!Number.isInteger(port) || port < 1 || port > 65535) return undefined;
@@ -82,7 +85,11 @@ export interface EmbeddedBridge {
 export type BridgeFactory = (options: { token?: string; port: number }) => EmbeddedBridge;
 
 /** A bridge in this process on a loopback port (the default target: the reference bridge). */
-export async function embeddedTarget(make: BridgeFactory, token?: string, label = "built-in reference bridge"): Promise<Target> {
+export async function embeddedTarget(
+  make: BridgeFactory,
+  token?: string,
+  label = "built-in reference bridge",
+): Promise<Target> {
   let bridge = make({ token, port: 0 });
   const { host, port } = await bridge.listen();
   const target: Target = {
@@ -111,7 +118,10 @@ export interface SpawnOptions {
 export async function spawnTarget(command: string, options: SpawnOptions): Promise<Target> {
   let child = await start(command, options);
   const target: Target = {
-    host: child.host, port: child.port, endpoint: formatHostPort(child.host, child.port), spawned: true,
+    host: child.host,
+    port: child.port,
+    endpoint: formatHostPort(child.host, child.port),
+    spawned: true,
     label: `spawned \`${command}\` on ${formatHostPort(child.host, child.port)}`,
     async restart() {
       await stopProcess(child.process);
@@ -123,11 +133,20 @@ export async function spawnTarget(command: string, options: SpawnOptions): Promi
   return target;
 }
 
-interface Started { process: ChildProcess; host: string; port: number }
+interface Started {
+  process: ChildProcess;
+  host: string;
+  port: number;
+}
 
 function start(command: string, options: SpawnOptions): Promise<Started> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, { shell: true, detached: true, stdio: ["ignore", "pipe", "pipe"], env: options.env ?? process.env });
+    const child = spawn(command, {
+      shell: true,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: options.env ?? process.env,
+    });
     let stdout = "";
     let stderr = "";
     let settled = false;
@@ -145,8 +164,13 @@ function start(command: string, options: SpawnOptions): Promise<Started> {
       const tail = stderr.trim().split("\n").slice(-10).join("\n");
       reject(new TargetError(`${error}${tail ? `\n--- bridge stderr (last lines) ---\n${tail}` : ""}`));
     };
-    const timer = setTimeout(() => settle(`the bridge printed no ready line (a JSON object with "port") within ${options.startTimeoutMs} ms`), options.startTimeoutMs);
-    child.stderr!.on("data", (d: Buffer) => { stderr = (stderr + d.toString("utf8")).slice(-8192); });
+    const timer = setTimeout(
+      () => settle(`the bridge printed no ready line (a JSON object with "port") within ${options.startTimeoutMs} ms`),
+      options.startTimeoutMs,
+    );
+    child.stderr!.on("data", (d: Buffer) => {
+      stderr = (stderr + d.toString("utf8")).slice(-8192);
+    });
     child.stdout!.on("data", (d: Buffer) => {
       if (settled) return;
       stdout += d.toString("utf8");
@@ -159,7 +183,9 @@ function start(command: string, options: SpawnOptions): Promise<Started> {
       if (stdout.length > 65536) stdout = stdout.slice(-65536);
     });
     child.on("error", (err) => settle(`cannot start the bridge: ${err.message}`));
-    child.on("exit", (code, signal) => settle(`the bridge exited (${signal ?? `code ${code}`}) before printing its ready line`));
+    child.on("exit", (code, signal) =>
+      settle(`the bridge exited (${signal ?? `code ${code}`}) before printing its ready line`),
+    );
   });
 }
 
@@ -170,7 +196,10 @@ export function readyLine(line: string): { host: string; port: number } | undefi
   try {
     const value = JSON.parse(line.slice(at)) as { host?: unknown; port?: unknown };
     if (!Number.isInteger(value.port) || (value.port as number) < 1 || (value.port as number) > 65535) return undefined;
-    const host = typeof value.host === "string" && value.host !== "" && value.host !== "0.0.0.0" && value.host !== "::" ? value.host : "127.0.0.1";
+    const host =
+      typeof value.host === "string" && value.host !== "" && value.host !== "0.0.0.0" && value.host !== "::"
+        ? value.host
+        : "127.0.0.1";
     return { host, port: value.port as number };
   } catch {
     return undefined;
@@ -181,7 +210,13 @@ export function readyLine(line: string): { host: string; port: number } | undefi
 async function stopProcess(child: ChildProcess, graceMs = 2000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const signal = (s: NodeJS.Signals) => { try { process.kill(-child.pid!, s); } catch { /* already gone */ } };
+  const signal = (s: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, s);
+    } catch {
+      /* already gone */
+    }
+  };
   signal("SIGTERM");
   const timer = setTimeout(() => signal("SIGKILL"), graceMs);
   await exited;

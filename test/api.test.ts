@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -11,7 +11,13 @@ describe("runConformance, the programmatic API", () => {
     const bridge = new ReferenceBridge({ token: TEST_TOKEN });
     const { port } = await bridge.listen();
     try {
-      const report = await runConformance({ endpoint: `127.0.0.1:${port}`, tokenEnv: "BRIDGE_TOKEN", env: { BRIDGE_TOKEN: TEST_TOKEN }, profile: "quick", rules: ["wire.*", "method.ping"] });
+      const report = await runConformance({
+        endpoint: `127.0.0.1:${port}`,
+        tokenEnv: "BRIDGE_TOKEN",
+        env: { BRIDGE_TOKEN: TEST_TOKEN },
+        profile: "quick",
+        rules: ["wire.*", "method.ping"],
+      });
       assertValidReport(report);
       expect(report.summary.fail).toBe(0);
       expect(report.rules.find((r) => r.id.endsWith("wire.utf8"))!.verdict).toBe("pass");
@@ -22,7 +28,10 @@ describe("runConformance, the programmatic API", () => {
 
   it("throws ConformanceError for bad options, and reports an unreachable bridge as error", async () => {
     await expect(runConformance({ endpoint: "192.0.2.1:43011" })).rejects.toThrow(ConformanceError);
-    await expect(runConformance({ timeout: -1 })).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/timeout must be a positive time/) });
+    await expect(runConformance({ timeout: -1 })).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringMatching(/timeout must be a positive time/),
+    });
     const report = await runConformance({ endpoint: "127.0.0.1:1", profile: "quick", env: {} });
     expect(report.summary.error).toBeGreaterThan(0);
   });
@@ -32,7 +41,13 @@ describe("the packed package", () => {
   it("installs from its tarball and runs both the CLI and the API", () => {
     const root = process.cwd();
     const work = mkdtempSync(join(tmpdir(), "aicc-pack-"));
-    const tarball = execFileSync("npm", ["pack", "--silent", "--pack-destination", work], { cwd: root, encoding: "utf8" }).trim().split("\n").at(-1)!;
+    const tarball = execFileSync("npm", ["pack", "--silent", "--pack-destination", work], {
+      cwd: root,
+      encoding: "utf8",
+    })
+      .trim()
+      .split("\n")
+      .at(-1)!;
     const listing = execFileSync("tar", ["-tzf", join(work, tarball)], { encoding: "utf8" });
     expect(listing).toContain("package/dist/index.js");
     expect(listing).toContain("package/dist/bin.js");
@@ -43,25 +58,42 @@ describe("the packed package", () => {
 
     const project = join(work, "consumer");
     execFileSync("mkdir", ["-p", project]);
-    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true, type: "module" }));
-    execFileSync("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--silent", join(work, tarball)], { cwd: project, stdio: "pipe" });
+    writeFileSync(
+      join(project, "package.json"),
+      JSON.stringify({ name: "consumer", version: "1.0.0", private: true, type: "module" }),
+    );
+    execFileSync("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--silent", join(work, tarball)], {
+      cwd: project,
+      stdio: "pipe",
+    });
 
     const json = join(project, "cli.json");
-    execFileSync(join(project, "node_modules", ".bin", "aicontrol-conformance"), ["--profile", "quick", "--rules", "method.ping,wire.ndjson", "--json", json], { cwd: project, stdio: "pipe" });
+    execFileSync(
+      join(project, "node_modules", ".bin", "aicontrol-conformance"),
+      ["--profile", "quick", "--rules", "method.ping,wire.ndjson", "--json", json],
+      { cwd: project, stdio: "pipe" },
+    );
     expect(existsSync(json)).toBe(true);
     assertValidReport(JSON.parse(readFileSync(json, "utf8")));
 
-    writeFileSync(join(project, "gate.mjs"), [
-      `import { runConformance, ReferenceBridge } from "aicontrol-conformance";`,
-      `import { createRequire } from "node:module";`,
-      `const schema = createRequire(import.meta.url)("aicontrol-conformance/report.schema.json");`,
-      `const bridge = new ReferenceBridge();`,
-      `const { port } = await bridge.listen();`,
-      `const report = await runConformance({ endpoint: "127.0.0.1:" + port, profile: "quick", rules: ["method.*"] });`,
-      `await bridge.close();`,
-      `console.log(JSON.stringify({ fail: report.summary.fail, rules: report.rules.length, schema: schema.title }));`,
-    ].join("\n"));
-    const out = JSON.parse(execFileSync("node", ["gate.mjs"], { cwd: project, encoding: "utf8" }).trim()) as { fail: number; rules: number; schema: string };
+    writeFileSync(
+      join(project, "gate.mjs"),
+      [
+        `import { runConformance, ReferenceBridge } from "aicontrol-conformance";`,
+        `import { createRequire } from "node:module";`,
+        `const schema = createRequire(import.meta.url)("aicontrol-conformance/report.schema.json");`,
+        `const bridge = new ReferenceBridge();`,
+        `const { port } = await bridge.listen();`,
+        `const report = await runConformance({ endpoint: "127.0.0.1:" + port, profile: "quick", rules: ["method.*"] });`,
+        `await bridge.close();`,
+        `console.log(JSON.stringify({ fail: report.summary.fail, rules: report.rules.length, schema: schema.title }));`,
+      ].join("\n"),
+    );
+    const out = JSON.parse(execFileSync("node", ["gate.mjs"], { cwd: project, encoding: "utf8" }).trim()) as {
+      fail: number;
+      rules: number;
+      schema: string;
+    };
     expect(out).toEqual({ fail: 0, rules: 50, schema: expect.stringContaining("schemaVersion 1") });
   });
 });

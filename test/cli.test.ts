@@ -1,17 +1,17 @@
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawn } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { mutants } from "../bridges/mutants/index.js";
-import type { Report } from "../reports/types.js";
+import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { cli, readReport, TEST_TOKEN } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-cli-"));
 const bridges: ReferenceBridge[] = [];
-afterEach(async () => { while (bridges.length) await bridges.pop()!.close(); });
-
+afterEach(async () => {
+  while (bridges.length) await bridges.pop()!.close();
+});
 
 async function listening(bridge: ReferenceBridge): Promise<string> {
   bridges.push(bridge);
@@ -53,7 +53,10 @@ describe("CLI usage errors exit 2 with a clear message", () => {
     expect(r.code).toBe(0);
     const report = readReport(json);
     expect(report.seed).toBe(22);
-    expect(report.rules.filter((x) => x.verdict === "pass").map((x) => x.id)).toEqual(["ai-control-protocol.wire.ndjson", "ai-control-protocol.method.ping"]);
+    expect(report.rules.filter((x) => x.verdict === "pass").map((x) => x.id)).toEqual([
+      "ai-control-protocol.wire.ndjson",
+      "ai-control-protocol.method.ping",
+    ]);
   });
 
   it("rejects unknown keys and tokens in a config file", async () => {
@@ -81,10 +84,18 @@ describe("CLI against a target", () => {
   it("writes a schemaVersion 1 report with all 50 rules and exits 0 for a conformant bridge", async () => {
     const endpoint = await listening(new ReferenceBridge({ token: TEST_TOKEN }));
     const json = join(dir, "ok.json");
-    const r = await cli(["--endpoint", endpoint, "--token-env", "MY_TOKEN", "--profile", "quick", "--json", json, "--seed", "7"], { MY_TOKEN: TEST_TOKEN });
+    const r = await cli(
+      ["--endpoint", endpoint, "--token-env", "MY_TOKEN", "--profile", "quick", "--json", json, "--seed", "7"],
+      { MY_TOKEN: TEST_TOKEN },
+    );
     expect(r.code).toBe(0);
     const report = readReport(json);
-    expect(report).toMatchObject({ schemaVersion: 1, tool: { name: "aicontrol-conformance" }, target: { endpoint, spawned: false }, seed: 7 });
+    expect(report).toMatchObject({
+      schemaVersion: 1,
+      tool: { name: "aicontrol-conformance" },
+      target: { endpoint, spawned: false },
+      seed: 7,
+    });
     expect(report.rules).toHaveLength(50);
     for (const rule of report.rules) expect(["pass", "skip", "warn"]).toContain(rule.verdict);
     expect(r.out).toContain("ai-control-protocol.wire.ndjson");
@@ -125,7 +136,9 @@ describe("CLI against a target", () => {
     const bridge = new ReferenceBridge({ token: TEST_TOKEN, host: "::1" });
     bridges.push(bridge);
     const { port } = await bridge.listen();
-    const r = await cli(["--endpoint", `[::1]:${port}`, "--profile", "quick", "--rules", "method.ping,wire.ndjson"], { FONLINE_AI_TOKEN: TEST_TOKEN });
+    const r = await cli(["--endpoint", `[::1]:${port}`, "--profile", "quick", "--rules", "method.ping,wire.ndjson"], {
+      FONLINE_AI_TOKEN: TEST_TOKEN,
+    });
     expect(r.code).toBe(0);
     expect(r.out).toContain(`bridge at [::1]:${port}`);
   });
@@ -140,11 +153,16 @@ describe("CLI against a target", () => {
 
   it("never prints the token, even when the bridge echoes it back", async () => {
     class Echoing extends ReferenceBridge {
-      protected override ping() { return { ok: false, echoed: this.options.token }; }
+      protected override ping() {
+        return { ok: false, echoed: this.options.token };
+      }
     }
     const endpoint = await listening(new Echoing({ token: TEST_TOKEN }));
     const json = join(dir, "echo.json");
-    const r = await cli(["--endpoint", endpoint, "--profile", "quick", "--rules", "method.ping", "--json", json, "--verbose"], { FONLINE_AI_TOKEN: TEST_TOKEN });
+    const r = await cli(
+      ["--endpoint", endpoint, "--profile", "quick", "--rules", "method.ping", "--json", json, "--verbose"],
+      { FONLINE_AI_TOKEN: TEST_TOKEN },
+    );
     expect(r.code).toBe(1);
     expect(r.out + r.err).not.toContain(TEST_TOKEN);
     const text = readFileSync(json, "utf8");
@@ -154,7 +172,19 @@ describe("CLI against a target", () => {
 
   it("never prints the token when it appears in a spawn command", async () => {
     const json = join(dir, "spawn-token.json");
-    const r = await cli(["--spawn", `node dist/bridges/reference/cli.js --host 127.0.0.1 # ${TEST_TOKEN}`, "--profile", "quick", "--rules", "method.ping", "--json", json], { ...process.env, FONLINE_AI_TOKEN: TEST_TOKEN });
+    const r = await cli(
+      [
+        "--spawn",
+        `node dist/bridges/reference/cli.js --host 127.0.0.1 # ${TEST_TOKEN}`,
+        "--profile",
+        "quick",
+        "--rules",
+        "method.ping",
+        "--json",
+        json,
+      ],
+      { ...process.env, FONLINE_AI_TOKEN: TEST_TOKEN },
+    );
     expect(r.code).toBe(0);
     expect(r.out + r.err + readFileSync(json, "utf8")).not.toContain(TEST_TOKEN);
     expect(r.out).toContain("«redacted»");
@@ -186,7 +216,8 @@ describe("CLI interrupted", () => {
     let sent = false;
     child.stdout.on("data", (d: Buffer) => {
       out += d.toString();
-      if (!sent && out.includes("✓")) { // once the first check has finished; one Ctrl-C
+      if (!sent && out.includes("✓")) {
+        // once the first check has finished; one Ctrl-C
         sent = true;
         child.kill("SIGINT");
       }
@@ -205,7 +236,10 @@ describe("CLI --spawn", () => {
 
   it("starts the bridge, reads its port from its ready line, and stops it", async () => {
     const json = join(dir, "spawned.json");
-    const r = await cli(["--spawn", `${bridgeCli} --single-connection`, "--profile", "quick", "--rules", "wire.*", "--json", json], { ...process.env, FONLINE_AI_TOKEN: TEST_TOKEN });
+    const r = await cli(
+      ["--spawn", `${bridgeCli} --single-connection`, "--profile", "quick", "--rules", "wire.*", "--json", json],
+      { ...process.env, FONLINE_AI_TOKEN: TEST_TOKEN },
+    );
     expect(r.err).toBe("");
     expect(r.code).toBe(0);
     const report = readReport(json);
@@ -215,7 +249,19 @@ describe("CLI --spawn", () => {
 
   it("restarts a spawned bridge that a check killed, so the run goes on", async () => {
     const json = join(dir, "dies.json");
-    const r = await cli(["--spawn", `${bridgeCli} --mutant dies-on-malformed-utf8`, "--profile", "quick", "--rules", "wire.utf8,method.ping", "--json", json], { ...process.env });
+    const r = await cli(
+      [
+        "--spawn",
+        `${bridgeCli} --mutant dies-on-malformed-utf8`,
+        "--profile",
+        "quick",
+        "--rules",
+        "wire.utf8,method.ping",
+        "--json",
+        json,
+      ],
+      { ...process.env },
+    );
     expect(r.code).toBe(1);
     const report = readReport(json);
     const utf8 = report.rules.find((x) => x.id.endsWith("wire.utf8"))!;
@@ -228,19 +274,32 @@ describe("CLI --spawn", () => {
     const spawn = `${bridgeCli} --mutant drain-dies-on-ill-typed --drain-ms 2`;
     const json = join(dir, "drain.json");
     const env = { ...process.env, FONLINE_AI_TOKEN: TEST_TOKEN };
-    const r = await cli(["--spawn", spawn, "--rules", "command.y", "--seed", "9", "--timeout", "500", "--json", json], env);
+    const r = await cli(
+      ["--spawn", spawn, "--rules", "command.y", "--seed", "9", "--timeout", "500", "--json", json],
+      env,
+    );
     expect(r.code).toBe(1);
-    const check = readReport(json).rules.flatMap((x) => x.checks).find((c) => c.id.endsWith("/typed") && c.verdict === "fail")!;
+    const check = readReport(json)
+      .rules.flatMap((x) => x.checks)
+      .find((c) => c.id.endsWith("/typed") && c.verdict === "fail")!;
     const minimal = JSON.parse(check.counterexample!) as Record<string, unknown>;
     expect(Object.keys(minimal)).toHaveLength(2);
     expect(check.replay).toContain(`--spawn '${spawn}'`);
-    const replay = await cli(["--spawn", spawn, "--timeout", "500", "--check", check.id, "--seed", String(check.seed), "--path", check.path!], env);
+    const replay = await cli(
+      ["--spawn", spawn, "--timeout", "500", "--check", check.id, "--seed", String(check.seed), "--path", check.path!],
+      env,
+    );
     expect(replay.out).toContain(`STILL FAILING ${check.id}`);
     expect(replay.out).not.toContain("FIXED");
   });
 
   it("exits 3 with the bridge's stderr when it dies before its ready line", async () => {
-    const r = await cli(["--spawn", `node -e "console.error('boom: no config'); process.exit(4)"`, "--json", join(dir, "dead.json")]);
+    const r = await cli([
+      "--spawn",
+      `node -e "console.error('boom: no config'); process.exit(4)"`,
+      "--json",
+      join(dir, "dead.json"),
+    ]);
     expect(r.code).toBe(3);
     expect(r.err).toMatch(/exited \(code 4\) before printing its ready line[\s\S]*boom: no config/);
     expect(existsSync(join(dir, "dead.json"))).toBe(true);

@@ -1,12 +1,14 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { Connection, ConnectError } from "../suites/harness/connection.js";
+import { ConnectError, Connection } from "../suites/harness/connection.js";
 import { REDACTED, redactor } from "../suites/harness/redact.js";
 import { rawServer } from "./servers.js";
 
 const MiB = 1_048_576;
 const opts = { maxLineBytes: MiB, connectTimeoutMs: 1000 };
 const closers: (() => Promise<void>)[] = [];
-afterEach(async () => { while (closers.length) await closers.pop()!(); });
+afterEach(async () => {
+  while (closers.length) await closers.pop()!();
+});
 
 async function serve(onConnection: Parameters<typeof rawServer>[0]) {
   const s = await rawServer(onConnection);
@@ -21,7 +23,10 @@ describe("Connection on real loopback sockets", () => {
     const port = await serve((s) => {
       const line = Buffer.from('{"jsonrpc":"2.0","id":1,"result":{"ok":true}}\n');
       let i = 0;
-      const drip = setInterval(() => { if (i < line.length) s.write(line.subarray(i, ++i)); else clearInterval(drip); }, 1);
+      const drip = setInterval(() => {
+        if (i < line.length) s.write(line.subarray(i, ++i));
+        else clearInterval(drip);
+      }, 1);
       s.on("close", () => clearInterval(drip));
     });
     const conn = await open(port);
@@ -38,7 +43,10 @@ describe("Connection on real loopback sockets", () => {
   });
 
   it("reports a response line over 1 MiB as oversized without buffering it, then reads on", async () => {
-    const port = await serve((s) => { s.write(Buffer.alloc(MiB + 10, 0x61)); s.write("\nnext\n"); });
+    const port = await serve((s) => {
+      s.write(Buffer.alloc(MiB + 10, 0x61));
+      s.write("\nnext\n");
+    });
     const conn = await open(port);
     const first = await conn.read(3000);
     expect(first.kind).toBe("oversized");
@@ -71,7 +79,10 @@ describe("Connection on real loopback sockets", () => {
   });
 
   it("reports a close in the middle of a line, with the partial bytes", async () => {
-    const port = await serve((s) => { s.write('{"jsonrpc":"2.0",'); s.end(); });
+    const port = await serve((s) => {
+      s.write('{"jsonrpc":"2.0",');
+      s.end();
+    });
     const conn = await open(port);
     const r = await conn.read(1000);
     expect(r).toMatchObject({ kind: "closed", partial: 17 });

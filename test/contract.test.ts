@@ -17,8 +17,15 @@ interface UpstreamRule {
   code?: number;
   value_type?: string;
 }
-const LISTS = ["wire_rules", "methods", "error_codes", "command_fields", "security_rules", "integration_rules",
-  "validation_rules"] as const;
+const LISTS = [
+  "wire_rules",
+  "methods",
+  "error_codes",
+  "command_fields",
+  "security_rules",
+  "integration_rules",
+  "validation_rules",
+] as const;
 /** A fresh parsed copy of the shipped JSON, to count from or to break. */
 const upstream = () => JSON.parse(jsonText) as Record<string, any>;
 const shipped = upstream();
@@ -67,8 +74,12 @@ describe("the shipped contract", () => {
     expect(contract.limits).toEqual({ maxLineBytes: outputs.max_line_bytes, ...overlay.limits });
     expect(contract.defaults).toEqual({ host: outputs.default_host, port: outputs.default_port, ...overlay.defaults });
     expect(contract).toMatchObject({
-      file: CONTRACT_PATH, version: outputs.protocol_version, schemaVersion: shipped.schema_version,
-      prefix: shipped.scope.surface, jsonrpc: outputs.jsonrpc_version, methods: outputs.methods,
+      file: CONTRACT_PATH,
+      version: outputs.protocol_version,
+      schemaVersion: shipped.schema_version,
+      prefix: shipped.scope.surface,
+      jsonrpc: outputs.jsonrpc_version,
+      methods: outputs.methods,
     });
     expect(contract.sha256).toBe(createHash("sha256").update(readFileSync(CONTRACT_PATH)).digest("hex"));
     for (const rule of shipped.error_codes as UpstreamRule[]) {
@@ -89,8 +100,16 @@ describe("the shipped contract", () => {
 
   it("lists the 10 optional command fields with their JSON types", () => {
     expect(contract.commandFields.map(({ field, kind }) => `${field}:${kind}`)).toEqual([
-      "targetId:identifier", "itemId:identifier", "auxId:identifier", "x:integer", "y:integer",
-      "screenX:integer", "screenY:integer", "intArg:integer", "stringArg:string", "append:boolean",
+      "targetId:identifier",
+      "itemId:identifier",
+      "auxId:identifier",
+      "x:integer",
+      "y:integer",
+      "screenX:integer",
+      "screenY:integer",
+      "intArg:integer",
+      "stringArg:string",
+      "append:boolean",
     ]);
     for (const f of contract.commandFields) expect(contract.rule(f.rule).title).toBe(f.field);
   });
@@ -118,8 +137,13 @@ describe("another revision of the JSON", () => {
     const newer = loadContract(temp("newer.json", json));
     expect(newer.rules).toHaveLength(contract.rules.length + 1);
     expect(newer.rule("wire.new-rule")).toEqual({
-      id: "wire.new-rule", fullId: "ai-control-protocol.wire.new-rule", group: "wire", title: "New rule",
-      requirement: "Something new.", level: "MUST", observed: "wire",
+      id: "wire.new-rule",
+      fullId: "ai-control-protocol.wire.new-rule",
+      group: "wire",
+      title: "New rule",
+      requirement: "Something new.",
+      level: "MUST",
+      observed: "wire",
     });
     // It is listed with its own list, in the JSON's order.
     expect(newer.rules.findIndex((r) => r.id === "wire.new-rule")).toBe(shipped.wire_rules.length);
@@ -140,31 +164,45 @@ describe("a malformed contract JSON is a ContractError naming the file and the J
   });
 
   it("a rule whose requirement is a number, or that lacks one", () => {
-    const file = broken("number.json", (json) => { json.wire_rules[3].requirement = 42; });
+    const file = broken("number.json", (json) => {
+      json.wire_rules[3].requirement = 42;
+    });
     expect(loadError(file)).toBe(`${file}: wire_rules[3].requirement: expected a string`);
-    const missing = broken("missing-requirement.json", (json) => { delete json.methods[1].requirement; });
+    const missing = broken("missing-requirement.json", (json) => {
+      delete json.methods[1].requirement;
+    });
     expect(loadError(missing)).toBe(`${missing}: methods[1].requirement: missing`);
   });
 
   it("a duplicate rule id", () => {
-    const file = broken("duplicate.json", (json) => { json.security_rules[2].id = json.wire_rules[1].id; });
+    const file = broken("duplicate.json", (json) => {
+      json.security_rules[2].id = json.wire_rules[1].id;
+    });
     expect(loadError(file)).toBe(
       `${file}: security_rules[2].id: duplicate rule id "${shipped.wire_rules[1].id}" (first at wire_rules[1].id)`,
     );
   });
 
   it("an error code that is not an integer, or that two rules share", () => {
-    const file = broken("code.json", (json) => { json.error_codes[0].code += 0.5; });
+    const file = broken("code.json", (json) => {
+      json.error_codes[0].code += 0.5;
+    });
     expect(loadError(file)).toBe(`${file}: error_codes[0].code: expected an integer`);
-    const missing = broken("no-code.json", (json) => { delete json.error_codes[2].code; });
+    const missing = broken("no-code.json", (json) => {
+      delete json.error_codes[2].code;
+    });
     expect(loadError(missing)).toBe(`${missing}: error_codes[2].code: missing`);
-    const shared = broken("shared.json", (json) => { json.error_codes[2].code = json.error_codes[0].code; });
+    const shared = broken("shared.json", (json) => {
+      json.error_codes[2].code = json.error_codes[0].code;
+    });
     const code = shipped.error_codes[0].code;
     expect(loadError(shared)).toBe(`${shared}: error_codes[2].code: code ${code} is also the code of error_codes[0]`);
   });
 
   it("an id without the contract's prefix", () => {
-    const file = broken("prefix.json", (json) => { json.command_fields[4].id = "other-protocol.command.x"; });
+    const file = broken("prefix.json", (json) => {
+      json.command_fields[4].id = "other-protocol.command.x";
+    });
     expect(loadError(file)).toBe(
       `${file}: command_fields[4].id: "other-protocol.command.x" is not "ai-control-protocol.<group>.<name>"`,
     );

@@ -1,26 +1,29 @@
 import { readFileSync } from "node:fs";
 import { stripVTControlCharacters } from "node:util";
-import { main } from "../runner/cli.js";
-import { ruleSelector } from "../runner/conformance.js";
 import { Ajv } from "ajv";
-import { contract } from "../protocol/contract.js";
 import type { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { ReferenceBridge as Reference } from "../bridges/reference/bridge.js";
-import { allChecks } from "../suites/index.js";
-import type { Check } from "../suites/harness/check.js";
+import { contract } from "../protocol/contract.js";
+import type { Report, Reporter } from "../reports/types.js";
+import { main } from "../runner/cli.js";
+import { ruleSelector } from "../runner/conformance.js";
 import { run } from "../runner/run.js";
 import { embeddedTarget } from "../runner/targets.js";
-import type { Report, Reporter } from "../reports/types.js";
+import type { Check } from "../suites/harness/check.js";
+import { allChecks } from "../suites/index.js";
 
 export const TEST_TOKEN = "conformance-test-token-7f3a";
 
 const ajv = new Ajv({ allErrors: true, strict: false });
 ajv.addFormat("date-time", (s: string) => /^\d{4}-\d\d-\d\dT/.test(s) && !Number.isNaN(Date.parse(s)));
-const validate = ajv.compile(JSON.parse(readFileSync(new URL("../reports/report.schema.json", import.meta.url), "utf8")) as object);
+const validate = ajv.compile(
+  JSON.parse(readFileSync(new URL("../reports/report.schema.json", import.meta.url), "utf8")) as object,
+);
 
 /** Every report a test produces is checked against the shipped JSON Schema. */
 export function assertValidReport(report: unknown): Report {
-  if (!validate(report)) throw new Error(`report does not match reports/report.schema.json: ${ajv.errorsText(validate.errors)}`);
+  if (!validate(report))
+    throw new Error(`report does not match reports/report.schema.json: ${ajv.errorsText(validate.errors)}`);
   return report as Report;
 }
 
@@ -42,22 +45,41 @@ export interface SuiteRun {
 }
 
 /** Runs the suite in-process against a bridge the test builds (restarted when a check kills it). */
-export async function runSuite(make: (token: string) => ReferenceBridge = (token) => new Reference({ token }), o: SuiteRun = {}): Promise<Report> {
+export async function runSuite(
+  make: (token: string) => ReferenceBridge = (token) => new Reference({ token }),
+  o: SuiteRun = {},
+): Promise<Report> {
   const token = o.token ?? TEST_TOKEN;
-  const target = await embeddedTarget(({ port }) => {
-    const bridge = make(token);
-    bridge.options.port = port;
-    return bridge;
-  }, token, "test bridge");
+  const target = await embeddedTarget(
+    ({ port }) => {
+      const bridge = make(token);
+      bridge.options.port = port;
+      return bridge;
+    },
+    token,
+    "test bridge",
+  );
   try {
-    return assertValidReport(await run({
-      contract, checks: o.checks ?? allChecks, target, token: token || undefined, tokenEnv: "TEST_TOKEN",
-      targetInfo: { endpoint: target.endpoint, spawned: true, label: target.label },
-      timeoutMs: o.timeoutMs ?? 1000, checkDeadlineMs: 30_000, timeBudgetMs: 20_000, runs: o.runs ?? 12, seed: o.seed ?? 42,
-      profile: "test", strict: o.strict ?? false,
-      selected: ruleSelector(o.rules ?? [], [], contract),
-      reporters: o.reporters ?? [], log: () => {},
-    }));
+    return assertValidReport(
+      await run({
+        contract,
+        checks: o.checks ?? allChecks,
+        target,
+        token: token || undefined,
+        tokenEnv: "TEST_TOKEN",
+        targetInfo: { endpoint: target.endpoint, spawned: true, label: target.label },
+        timeoutMs: o.timeoutMs ?? 1000,
+        checkDeadlineMs: 30_000,
+        timeBudgetMs: 20_000,
+        runs: o.runs ?? 12,
+        seed: o.seed ?? 42,
+        profile: "test",
+        strict: o.strict ?? false,
+        selected: ruleSelector(o.rules ?? [], [], contract),
+        reporters: o.reporters ?? [],
+        log: () => {},
+      }),
+    );
   } finally {
     await target.stop();
   }
@@ -71,14 +93,27 @@ export function verdictOf(report: Report, shortId: string): string {
 
 /** Rules that did not pass or skip, with their first message: for readable assertion failures. */
 export function problems(report: Report): string[] {
-  return report.rules.filter((r) => r.verdict === "fail" || r.verdict === "error").map((r) => `${r.id}: ${r.verdict}: ${r.checks.find((c) => c.verdict === r.verdict)?.message}`);
+  return report.rules
+    .filter((r) => r.verdict === "fail" || r.verdict === "error")
+    .map((r) => `${r.id}: ${r.verdict}: ${r.checks.find((c) => c.verdict === r.verdict)?.message}`);
 }
 
 /** Runs the CLI in-process; output without colour codes (picocolors colours under CI). */
-export async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; out: string; err: string }> {
+export async function cli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; out: string; err: string }> {
   let out = "";
   let err = "";
-  const io = { out: (t: string) => { out += t; }, err: (t: string) => { err += t; }, env };
+  const io = {
+    out: (t: string) => {
+      out += t;
+    },
+    err: (t: string) => {
+      err += t;
+    },
+    env,
+  };
   const code = await main(args, io, { builtIn: (options) => new Reference(options) });
   return { code, out: stripVTControlCharacters(out), err: stripVTControlCharacters(err) };
 }

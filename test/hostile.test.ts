@@ -1,9 +1,8 @@
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
+import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Report } from "../reports/types.js";
 import { cli, readReport } from "./helpers.js";
 import { lineServer, rawServer } from "./servers.js";
 
@@ -12,12 +11,24 @@ import { lineServer, rawServer } from "./servers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-hostile-"));
 const closers: (() => Promise<void>)[] = [];
-afterEach(async () => { while (closers.length) await closers.pop()!(); });
+afterEach(async () => {
+  while (closers.length) await closers.pop()!();
+});
 
 let n = 0;
 async function runAgainst(port: number, extra: string[] = []) {
   const json = join(dir, `r${++n}.json`);
-  const { code, out, err } = await cli(["--endpoint", `127.0.0.1:${port}`, "--timeout", "250", "--profile", "quick", "--json", json, ...extra]);
+  const { code, out, err } = await cli([
+    "--endpoint",
+    `127.0.0.1:${port}`,
+    "--timeout",
+    "250",
+    "--profile",
+    "quick",
+    "--json",
+    json,
+    ...extra,
+  ]);
   const report = readReport(json);
   expect(report.rules).toHaveLength(50);
   const verdict = (id: string) => report.rules.find((r) => r.id === `ai-control-protocol.${id}`)!.verdict;
@@ -31,7 +42,14 @@ async function hostile(onConnection: (socket: Socket) => void) {
 }
 
 const pong = (line: string) => {
-  try { return JSON.stringify({ jsonrpc: "2.0", id: (JSON.parse(line) as { id?: unknown }).id ?? null, result: { ok: true } }) + "\n"; } catch { return undefined; }
+  try {
+    return (
+      JSON.stringify({ jsonrpc: "2.0", id: (JSON.parse(line) as { id?: unknown }).id ?? null, result: { ok: true } }) +
+      "\n"
+    );
+  } catch {
+    return undefined;
+  }
 };
 
 describe("the runner survives hostile bridges", () => {
@@ -49,7 +67,10 @@ describe("the runner survives hostile bridges", () => {
       s.on("data", () => {
         const bytes = Buffer.from('{"jsonrpc":"2.0","id":"ping","result":{"ok":true}}\n');
         let i = 0;
-        const t = setInterval(() => (i < bytes.length && s.writable ? s.write(bytes.subarray(i, ++i)) : clearInterval(t)), 100);
+        const t = setInterval(
+          () => (i < bytes.length && s.writable ? s.write(bytes.subarray(i, ++i)) : clearInterval(t)),
+          100,
+        );
         s.on("close", () => clearInterval(t));
       });
     });
@@ -61,7 +82,9 @@ describe("the runner survives hostile bridges", () => {
   it("one that sends an endless line without LF", async () => {
     const port = await hostile((s) => {
       const chunk = Buffer.alloc(65_536, 0x61);
-      const pump = () => { while (s.writable && s.write(chunk)); };
+      const pump = () => {
+        while (s.writable && s.write(chunk));
+      };
       s.on("drain", pump);
       pump();
     });
@@ -71,13 +94,21 @@ describe("the runner survives hostile bridges", () => {
   });
 
   it("one that answers with a 100 MiB line", async () => {
-    const port = await hostile((s) => s.once("data", () => {
-      let left = 100 * 1_048_576;
-      const chunk = Buffer.alloc(1_048_576, 0x20);
-      const pump = () => { while (left > 0 && s.writable) { left -= chunk.length; if (!s.write(chunk)) return; } if (left <= 0) s.end("\n"); };
-      s.on("drain", pump);
-      pump();
-    }));
+    const port = await hostile((s) =>
+      s.once("data", () => {
+        let left = 100 * 1_048_576;
+        const chunk = Buffer.alloc(1_048_576, 0x20);
+        const pump = () => {
+          while (left > 0 && s.writable) {
+            left -= chunk.length;
+            if (!s.write(chunk)) return;
+          }
+          if (left <= 0) s.end("\n");
+        };
+        s.on("drain", pump);
+        pump();
+      }),
+    );
     const r = await runAgainst(port, ["--rules", "method.ping"]);
     expect(r.code).toBe(1);
     expect(r.verdict("wire.line-limit")).toBe("fail");
@@ -130,8 +161,14 @@ describe("the runner survives hostile bridges", () => {
   it("one that answers with another request's id", async () => {
     let previous: unknown = 0;
     const s = await lineServer((line) => {
-      const id = (() => { try { return (JSON.parse(line) as { id?: unknown }).id; } catch { return null; } })();
-      const out = JSON.stringify({ jsonrpc: "2.0", id: previous, result: { ok: true, authorized: true } }) + "\n";
+      const id = (() => {
+        try {
+          return (JSON.parse(line) as { id?: unknown }).id;
+        } catch {
+          return null;
+        }
+      })();
+      const out = `${JSON.stringify({ jsonrpc: "2.0", id: previous, result: { ok: true, authorized: true } })}\n`;
       previous = id;
       return out;
     });

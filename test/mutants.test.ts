@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { mutants } from "../bridges/mutants/index.js";
+import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { allChecks } from "../suites/index.js";
 import { problems, runSuite, verdictOf } from "./helpers.js";
 
@@ -30,7 +30,10 @@ describe("the reference bridge", () => {
 describe.each(mutants.map((m) => [m.name, m] as const))("mutant %s", (_name, mutant) => {
   it(`${mutant.verdict}s ${mutant.check} on ${mutant.breaks} (${mutant.description})`, async () => {
     // Only the check that must catch it: it alone has to fail the rule.
-    const report = await runSuite((token) => mutant.create({ token, ...FAST }), { checks: allChecks.filter((c) => c.id === mutant.check), timeoutMs: 400 });
+    const report = await runSuite((token) => mutant.create({ token, ...FAST }), {
+      checks: allChecks.filter((c) => c.id === mutant.check),
+      timeoutMs: 400,
+    });
     expect(verdictOf(report, mutant.breaks)).toBe(mutant.verdict);
     const rule = report.rules.find((r) => r.id.endsWith(`.${mutant.breaks}`))!;
     expect(rule.checks.find((c) => c.id === mutant.check)?.verdict).toBe(mutant.verdict);
@@ -46,7 +49,11 @@ it("every check is proven able to fail by a mutant", () => {
 describe("a bridge whose game loop dies on one ill-typed field", () => {
   it("is caught, and the report shows the minimal command that killed it", async () => {
     const mutant = mutants.find((m) => m.name === "drain-dies-on-ill-typed")!;
-    const report = await runSuite((token) => mutant.create({ token, ...FAST }), { rules: ["command.x"], timeoutMs: 400, runs: 50 });
+    const report = await runSuite((token) => mutant.create({ token, ...FAST }), {
+      rules: ["command.x"],
+      timeoutMs: 400,
+      runs: 50,
+    });
     const rule = report.rules.find((r) => r.id.endsWith("command.x"))!;
     const failed = rule.checks.find((c) => c.verdict === "fail")!;
     expect(failed.message).toMatch(/never completed/);

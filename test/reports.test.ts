@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -17,12 +17,35 @@ const run = (args: string[], extraEnv: NodeJS.ProcessEnv = {}) => cli(args, { ..
 // One run against a bridge with failures writes every form.
 const broken = mutants.find((m) => m.name === "lenient-utf8")!.create({ token: TEST_TOKEN });
 let endpoint = "";
-const files = { json: join(dir, "r.json"), junit: join(dir, "r.xml"), html: join(dir, "r.html"), markdown: join(dir, "r.md"), summary: join(dir, "summary.md") };
+const files = {
+  json: join(dir, "r.json"),
+  junit: join(dir, "r.xml"),
+  html: join(dir, "r.html"),
+  markdown: join(dir, "r.md"),
+  summary: join(dir, "summary.md"),
+};
 let first: Awaited<ReturnType<typeof run>>;
 beforeAll(async () => {
   endpoint = `127.0.0.1:${(await broken.listen()).port}`;
-  first = await run(["--endpoint", endpoint, "--profile", "quick", "--seed", "11", "--json", files.json, "--junit", files.junit, "--html", files.html, "--markdown", files.markdown],
-    { GITHUB_STEP_SUMMARY: files.summary });
+  first = await run(
+    [
+      "--endpoint",
+      endpoint,
+      "--profile",
+      "quick",
+      "--seed",
+      "11",
+      "--json",
+      files.json,
+      "--junit",
+      files.junit,
+      "--html",
+      files.html,
+      "--markdown",
+      files.markdown,
+    ],
+    { GITHUB_STEP_SUMMARY: files.summary },
+  );
 });
 afterAll(() => broken.close());
 
@@ -40,7 +63,9 @@ describe("one run writes all five forms", () => {
   });
 
   it("JUnit: one testcase per rule, with failures, errors and skips counted", () => {
-    const xml = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "" }).parse(readFileSync(files.junit, "utf8"));
+    const xml = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "" }).parse(
+      readFileSync(files.junit, "utf8"),
+    );
     const report = readReport(files.json);
     const suite = xml.testsuites.testsuite;
     const cases = suite.testcase as Record<string, unknown>[];
@@ -72,50 +97,88 @@ describe("one run writes all five forms", () => {
 
 describe("the HTML report in a real browser", () => {
   const chromiumPath = "/usr/bin/chromium";
-  it.skipIf(!existsSync(chromiumPath) && !process.env.CI)("filters, searches, and shows a transcript as text and hex", async () => {
-    const browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
-    try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-      const blocked: string[] = [];
-      page.on("request", (r) => { if (!r.url().startsWith("file:")) blocked.push(r.url()); });
-      await page.goto(pathToFileURL(files.html).href);
-      const visible = () => page.locator("details.rule:visible").count();
-      expect(await visible()).toBe(50);
-      await page.locator('input[data-verdict="pass"]').uncheck();
-      await page.locator('input[data-verdict="skip"]').uncheck();
-      const notPassing = readReport(files.json).rules.filter((r) => r.verdict !== "pass" && r.verdict !== "skip").length;
-      expect(await visible()).toBe(notPassing);
-      await page.locator('input[data-verdict="pass"]').check();
-      await page.locator('input[data-verdict="skip"]').check();
-      await page.fill("#search", "utf8");
-      expect(await visible()).toBeGreaterThanOrEqual(1);
-      expect(await page.locator("details.rule:visible code").first().textContent()).toContain("utf8");
-      await page.fill("#search", "no rule has this text");
-      expect(await page.locator("#empty").isVisible()).toBe(true);
-      await page.fill("#search", "wire.utf8");
-      const rule = page.locator('details.rule[data-verdict="fail"]:visible').first();
-      const transcript = rule.locator("details.transcript").first();
-      await transcript.locator("summary").click();
-      expect(await transcript.locator("pre.text").first().isVisible()).toBe(true);
-      await transcript.locator('button[data-view="hex"]').click();
-      expect(await transcript.locator("pre.hex").first().isVisible()).toBe(true);
-      expect(await transcript.locator("pre.hex").first().textContent()).toMatch(/^000000 {2}[0-9a-f]{2} /);
-      await page.screenshot({ path: "test-output/html-report.png", fullPage: false });
-      expect(blocked).toEqual([]);
-    } finally {
-      await browser.close();
-    }
-  });
+  it.skipIf(!existsSync(chromiumPath) && !process.env.CI)(
+    "filters, searches, and shows a transcript as text and hex",
+    async () => {
+      const browser = await chromium.launch({
+        executablePath: chromiumPath,
+        args: [
+          "--headless",
+          "--no-sandbox",
+          "--disable-gpu",
+          "--disable-quic",
+          "--no-first-run",
+          "--disable-background-networking",
+          "--disable-component-update",
+          "--disable-sync",
+        ],
+      });
+      try {
+        const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+        const blocked: string[] = [];
+        page.on("request", (r) => {
+          if (!r.url().startsWith("file:")) blocked.push(r.url());
+        });
+        await page.goto(pathToFileURL(files.html).href);
+        const visible = () => page.locator("details.rule:visible").count();
+        expect(await visible()).toBe(50);
+        await page.locator('input[data-verdict="pass"]').uncheck();
+        await page.locator('input[data-verdict="skip"]').uncheck();
+        const notPassing = readReport(files.json).rules.filter(
+          (r) => r.verdict !== "pass" && r.verdict !== "skip",
+        ).length;
+        expect(await visible()).toBe(notPassing);
+        await page.locator('input[data-verdict="pass"]').check();
+        await page.locator('input[data-verdict="skip"]').check();
+        await page.fill("#search", "utf8");
+        expect(await visible()).toBeGreaterThanOrEqual(1);
+        expect(await page.locator("details.rule:visible code").first().textContent()).toContain("utf8");
+        await page.fill("#search", "no rule has this text");
+        expect(await page.locator("#empty").isVisible()).toBe(true);
+        await page.fill("#search", "wire.utf8");
+        const rule = page.locator('details.rule[data-verdict="fail"]:visible').first();
+        const transcript = rule.locator("details.transcript").first();
+        await transcript.locator("summary").click();
+        expect(await transcript.locator("pre.text").first().isVisible()).toBe(true);
+        await transcript.locator('button[data-view="hex"]').click();
+        expect(await transcript.locator("pre.hex").first().isVisible()).toBe(true);
+        expect(await transcript.locator("pre.hex").first().textContent()).toMatch(/^000000 {2}[0-9a-f]{2} /);
+        await page.screenshot({ path: "test-output/html-report.png", fullPage: false });
+        expect(blocked).toEqual([]);
+      } finally {
+        await browser.close();
+      }
+    },
+  );
 });
 
 describe("reporters", () => {
   it("a reporter that throws is reported and never aborts the run", async () => {
-    const thrower = { name: "thrower", onRunStart() { throw new Error("boom 1"); }, onCheckEnd() { throw new Error("boom 2"); }, onRunEnd() { throw new Error("boom 3"); } };
+    const thrower = {
+      name: "thrower",
+      onRunStart() {
+        throw new Error("boom 1");
+      },
+      onCheckEnd() {
+        throw new Error("boom 2");
+      },
+      onRunEnd() {
+        throw new Error("boom 3");
+      },
+    };
     let seen: Report | undefined;
-    const report = await runSuite(undefined, { rules: ["method.ping"], reporters: [thrower, { name: "after", onRunEnd: (r) => { seen = r; } }] });
+    const report = await runSuite(undefined, {
+      rules: ["method.ping"],
+      reporters: [
+        thrower,
+        {
+          name: "after",
+          onRunEnd: (r) => {
+            seen = r;
+          },
+        },
+      ],
+    });
     expect(report.rules.find((r) => r.id.endsWith("method.ping"))!.verdict).toBe("pass");
     expect(seen).toBe(report);
   });
@@ -125,13 +188,34 @@ describe("CI gate features", () => {
   it("--baseline: listed failures pass the gate, a new failure or a stale entry fails it", async () => {
     const base = join(dir, "baseline.yaml");
     // The one failing check breaks wire.utf8 and error.parse: listing the check covers both.
-    writeFileSync(base, "known-failures:\n  - check: wire.utf8/malformed\n    reason: lenient decoder, being replaced\n");
-    const ok = await run(["--endpoint", endpoint, "--profile", "quick", "--rules", "wire.utf8,method.ping", "--baseline", base]);
+    writeFileSync(
+      base,
+      "known-failures:\n  - check: wire.utf8/malformed\n    reason: lenient decoder, being replaced\n",
+    );
+    const ok = await run([
+      "--endpoint",
+      endpoint,
+      "--profile",
+      "quick",
+      "--rules",
+      "wire.utf8,method.ping",
+      "--baseline",
+      base,
+    ]);
     expect(ok.out).toMatch(/1 known failure accepted, 0 new, 0 stale/);
     expect(ok.code).toBe(0);
 
     writeFileSync(base, "known-failures:\n  - rule: method.ping\n    reason: it used to fail\n");
-    const stale = await run(["--endpoint", endpoint, "--profile", "quick", "--rules", "wire.utf8,method.ping", "--baseline", base]);
+    const stale = await run([
+      "--endpoint",
+      endpoint,
+      "--profile",
+      "quick",
+      "--rules",
+      "wire.utf8,method.ping",
+      "--baseline",
+      base,
+    ]);
     expect(stale.out).toMatch(/STALE method.ping: it passes now/);
     expect(stale.out).toMatch(/NEW {3}ai-control-protocol.wire.utf8/);
     expect(stale.code).toBe(1);
@@ -144,19 +228,48 @@ describe("CI gate features", () => {
 
   it("--save-failures: a case per file keyed by rule, replayed first by later runs", async () => {
     const corpus = join(dir, "corpus");
-    const save = await run(["--endpoint", endpoint, "--profile", "quick", "--rules", "wire.utf8", "--save-failures", corpus]);
+    const save = await run([
+      "--endpoint",
+      endpoint,
+      "--profile",
+      "quick",
+      "--rules",
+      "wire.utf8",
+      "--save-failures",
+      corpus,
+    ]);
     expect(save.code).toBe(1);
     expect(readdirSync(corpus)).toContain("ai-control-protocol.wire.utf8");
-    const saved = JSON.parse(readFileSync(join(corpus, "ai-control-protocol.wire.utf8", "wire.utf8__malformed.json"), "utf8"));
+    const saved = JSON.parse(
+      readFileSync(join(corpus, "ai-control-protocol.wire.utf8", "wire.utf8__malformed.json"), "utf8"),
+    );
     expect(saved).toMatchObject({ check: "wire.utf8/malformed", seed: expect.any(Number), path: expect.any(String) });
 
-    const again = await run(["--endpoint", endpoint, "--profile", "quick", "--rules", "wire.utf8", "--save-failures", corpus]);
+    const again = await run([
+      "--endpoint",
+      endpoint,
+      "--profile",
+      "quick",
+      "--rules",
+      "wire.utf8",
+      "--save-failures",
+      corpus,
+    ]);
     expect(again.err).toContain("corpus: STILL FAILING wire.utf8/malformed");
 
     const fixed = new ReferenceBridge({ token: TEST_TOKEN });
     const port = (await fixed.listen()).port;
     try {
-      const after = await run(["--endpoint", `127.0.0.1:${port}`, "--profile", "quick", "--rules", "wire.utf8", "--save-failures", corpus]);
+      const after = await run([
+        "--endpoint",
+        `127.0.0.1:${port}`,
+        "--profile",
+        "quick",
+        "--rules",
+        "wire.utf8",
+        "--save-failures",
+        corpus,
+      ]);
       expect(after.err).toContain("corpus: FIXED wire.utf8/malformed");
       expect(after.code).toBe(0);
     } finally {
@@ -169,7 +282,9 @@ describe("CI gate features", () => {
     const port = (await fixed.listen()).port;
     const good = join(dir, "good.json");
     try {
-      expect((await run(["--endpoint", `127.0.0.1:${port}`, "--profile", "quick", "--seed", "11", "--json", good])).code).toBe(0);
+      expect(
+        (await run(["--endpoint", `127.0.0.1:${port}`, "--profile", "quick", "--seed", "11", "--json", good])).code,
+      ).toBe(0);
     } finally {
       await fixed.close();
     }

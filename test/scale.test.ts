@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Report } from "../reports/types.js";
-import { cli, readReport } from "./helpers.js";
 import { allChecks } from "../suites/index.js";
+import { cli, readReport } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-scale-"));
 const read = readReport;
@@ -14,7 +14,18 @@ describe("--shard and --merge", () => {
   it("split the checks into disjoint, complete shards whose reports merge into one", async () => {
     const files = [1, 2, 3].map((i) => join(dir, `shard${i}.json`));
     for (const [i, file] of files.entries()) {
-      const r = await cli(["--profile", "quick", "--seed", "3", "--shard", `${i + 1}/3`, "--json", file, "--skip", "method.events"]);
+      const r = await cli([
+        "--profile",
+        "quick",
+        "--seed",
+        "3",
+        "--shard",
+        `${i + 1}/3`,
+        "--json",
+        file,
+        "--skip",
+        "method.events",
+      ]);
       expect(r.code).toBe(0);
     }
     const shards = files.map(read);
@@ -47,7 +58,16 @@ describe("--shard and --merge", () => {
 describe("--duration", () => {
   it("fuzzes with fresh seeds after the checks and stops at the deadline", async () => {
     const json = join(dir, "fuzz.json");
-    const r = await cli(["--profile", "quick", "--rules", "error.method-not-found,wire.utf8", "--duration", "4s", "--json", json]);
+    const r = await cli([
+      "--profile",
+      "quick",
+      "--rules",
+      "error.method-not-found,wire.utf8",
+      "--duration",
+      "4s",
+      "--json",
+      json,
+    ]);
     expect(r.code).toBe(0);
     expect(r.err).toMatch(/fuzzing: round \d+ done, 0 failing checks, [01] s left/);
     expect(r.err.split("\n").filter((l) => l.startsWith("fuzzing")).length).toBeLessThanOrEqual(3);
@@ -55,6 +75,8 @@ describe("--duration", () => {
   });
 
   it("rejects a duration it cannot read", async () => {
-    expect((await cli(["--duration", "soon"])).err).toMatch(/--duration must be a positive time such as 500ms, 2s, 10m or 1h/);
+    expect((await cli(["--duration", "soon"])).err).toMatch(
+      /--duration must be a positive time such as 500ms, 2s, 10m or 1h/,
+    );
   });
 });

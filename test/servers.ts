@@ -1,7 +1,9 @@
 import { createServer, type Server, type Socket } from "node:net";
 
 /** A loopback server whose every connection runs `onConnection`: the raw material of hostile bridges. */
-export async function rawServer(onConnection: (socket: Socket) => void): Promise<{ port: number; server: Server; close: () => Promise<void> }> {
+export async function rawServer(
+  onConnection: (socket: Socket) => void,
+): Promise<{ port: number; server: Server; close: () => Promise<void> }> {
   const sockets = new Set<Socket>();
   const server = createServer((socket) => {
     sockets.add(socket);
@@ -12,11 +14,13 @@ export async function rawServer(onConnection: (socket: Socket) => void): Promise
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as { port: number }).port;
   return {
-    port, server,
-    close: () => new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => resolve());
-    }),
+    port,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
   };
 }
 

@@ -7,7 +7,7 @@ describe("token redaction", () => {
     const token = 'pa"ss\\word-long';
     const value = { a: `x ${token} y`, b: [JSON.stringify({ token })], c: 3 };
     const out = JSON.stringify(redactor(token).deep(value));
-    expect(out).not.toContain("pa\\\"ss");
+    expect(out).not.toContain('pa\\"ss');
     expect(out.split(REDACTED).length - 1).toBe(2);
   });
 

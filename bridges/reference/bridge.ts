@@ -1,5 +1,5 @@
-import { createServer, type Server, type Socket } from "node:net";
 import { timingSafeEqual } from "node:crypto";
+import { createServer, type Server, type Socket } from "node:net";
 import { contract } from "../../protocol/contract.js";
 
 // A conformant AiControl bridge: the built-in default target, and the base every
@@ -22,10 +22,23 @@ export interface BridgeOptions {
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
-export interface Request { id: Json; method: string; params: JsonObject }
-export interface Session { authorized: boolean; socket: Socket }
-export interface QueuedCommand { seq: number; command: JsonObject }
-export interface RetainedEvent { seq: number; event: JsonObject }
+export interface Request {
+  id: Json;
+  method: string;
+  params: JsonObject;
+}
+export interface Session {
+  authorized: boolean;
+  socket: Socket;
+}
+export interface QueuedCommand {
+  seq: number;
+  command: JsonObject;
+}
+export interface RetainedEvent {
+  seq: number;
+  event: JsonObject;
+}
 
 const code = (rule: string) => contract.codes[rule]!;
 export const CODES = {
@@ -38,7 +51,12 @@ export const CODES = {
 };
 
 export class RpcError extends Error {
-  constructor(readonly code: number, message: string) { super(message); }
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 // ignoreBOM keeps a byte order mark in the text, so JSON.parse rejects it as RFC 8259 asks.
@@ -66,10 +84,18 @@ export class ReferenceBridge {
 
   constructor(options: BridgeOptions = {}) {
     this.options = {
-      token: "", host: "127.0.0.1", port: 0, maxQueuedCommands: 64, maxEvents: 512,
-      drainIntervalMs: 10, singleConnection: false, maxLineBytes: contract.limits.maxLineBytes, ...options,
+      token: "",
+      host: "127.0.0.1",
+      port: 0,
+      maxQueuedCommands: 64,
+      maxEvents: 512,
+      drainIntervalMs: 10,
+      singleConnection: false,
+      maxLineBytes: contract.limits.maxLineBytes,
+      ...options,
     };
-    if (!(this.options.maxQueuedCommands > 0 && this.options.maxEvents > 0)) throw new Error("queue and event limits must be positive");
+    if (!(this.options.maxQueuedCommands > 0 && this.options.maxEvents > 0))
+      throw new Error("queue and event limits must be positive");
   }
 
   get address(): { host: string; port: number } {
@@ -167,7 +193,7 @@ export class ReferenceBridge {
 
   protected send(session: Session, response: JsonObject): void {
     if (!session.socket.writable) return;
-    session.socket.write(JSON.stringify(response) + "\n");
+    session.socket.write(`${JSON.stringify(response)}\n`);
   }
 
   // ---- requests ----
@@ -200,9 +226,11 @@ export class ReferenceBridge {
   protected validateEnvelope(value: unknown): Request | RpcError {
     if (!isObject(value)) return new RpcError(CODES.invalidRequest, "Invalid request: not an object");
     const { jsonrpc, id, method, params } = value;
-    if (jsonrpc !== contract.jsonrpc) return new RpcError(CODES.invalidRequest, "Invalid request: jsonrpc must be \"2.0\"");
+    if (jsonrpc !== contract.jsonrpc)
+      return new RpcError(CODES.invalidRequest, 'Invalid request: jsonrpc must be "2.0"');
     if (!("id" in value)) return new RpcError(CODES.invalidRequest, "Invalid request: id is missing");
-    if (typeof method !== "string" || method === "") return new RpcError(CODES.invalidRequest, "Invalid request: method must be a non-empty string");
+    if (typeof method !== "string" || method === "")
+      return new RpcError(CODES.invalidRequest, "Invalid request: method must be a non-empty string");
     if (!isObject(params)) return new RpcError(CODES.invalidRequest, "Invalid request: params must be an object");
     return { id: id as Json, method, params: params as JsonObject };
   }
@@ -212,19 +240,27 @@ export class ReferenceBridge {
     if (method === "auth") return this.auth(session, params);
     if (!session.authorized) throw new RpcError(CODES.unauthorized, "Unauthorized");
     switch (method) {
-      case "ping": return this.ping();
-      case "status": return this.status();
-      case "observe": return this.observe();
-      case "events": return this.events(params);
-      case "act": return this.act(params);
-      default: throw new RpcError(CODES.methodNotFound, "Method not found");
+      case "ping":
+        return this.ping();
+      case "status":
+        return this.status();
+      case "observe":
+        return this.observe();
+      case "events":
+        return this.events(params);
+      case "act":
+        return this.act(params);
+      default:
+        throw new RpcError(CODES.methodNotFound, "Method not found");
     }
   }
 
   protected auth(session: Session, params: JsonObject): Json {
     const token = params.token;
-    if (token !== undefined && typeof token !== "string") throw new RpcError(CODES.invalidParams, "Invalid params: token must be a string");
-    session.authorized = this.options.token === "" || (typeof token === "string" && sameSecret(token, this.options.token));
+    if (token !== undefined && typeof token !== "string")
+      throw new RpcError(CODES.invalidParams, "Invalid params: token must be a string");
+    session.authorized =
+      this.options.token === "" || (typeof token === "string" && sameSecret(token, this.options.token));
     return { authorized: session.authorized };
   }
 
@@ -249,14 +285,20 @@ export class ReferenceBridge {
   protected observe(): Json {
     return {
       observationSeq: this.observationSeq,
-      observation: { schemaVersion: 1, ready: true, agent: { ...this.agent }, availableActions: ["echo", "move", "fail"] },
+      observation: {
+        schemaVersion: 1,
+        ready: true,
+        agent: { ...this.agent },
+        availableActions: ["echo", "move", "fail"],
+      },
     };
   }
 
   protected events(params: JsonObject): Json {
     const afterSeq = params.afterSeq ?? 0;
     const limit = params.limit ?? 100;
-    if (!Number.isSafeInteger(afterSeq) || !Number.isSafeInteger(limit)) throw new RpcError(CODES.invalidParams, "Invalid params: afterSeq and limit must be integers");
+    if (!Number.isSafeInteger(afterSeq) || !Number.isSafeInteger(limit))
+      throw new RpcError(CODES.invalidParams, "Invalid params: afterSeq and limit must be integers");
     const { eventsLimitMin, eventsLimitMax } = contract.limits;
     const clamped = Math.min(Math.max(limit as number, eventsLimitMin), eventsLimitMax);
     const selected = this.history.filter((e) => e.seq > (afterSeq as number)).slice(0, clamped);
@@ -277,7 +319,8 @@ export class ReferenceBridge {
     if (typeof command.type !== "string" || command.type === "") return "type must be a non-empty string";
     for (const key of IDENTIFIER_FIELDS) {
       const v = command[key];
-      if (v !== undefined && !((typeof v === "string" && v !== "") || Number.isSafeInteger(v))) return `${key} must be an identifier (non-empty string or integer)`;
+      if (v !== undefined && !((typeof v === "string" && v !== "") || Number.isSafeInteger(v)))
+        return `${key} must be an identifier (non-empty string or integer)`;
     }
     for (const key of INTEGER_FIELDS) {
       if (command[key] !== undefined && !Number.isSafeInteger(command[key])) return `${key} must be an integer`;

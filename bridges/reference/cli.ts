@@ -3,8 +3,8 @@
 // Prints AICONTROL_BRIDGE_READY {"host":...,"port":...} once it listens.
 import { parseArgs } from "node:util";
 import { contract } from "../../protocol/contract.js";
-import { ReferenceBridge } from "./bridge.js";
 import { mutants } from "../mutants/index.js";
+import { ReferenceBridge } from "./bridge.js";
 
 const { values } = parseArgs({
   options: {
@@ -30,12 +30,17 @@ const int = (name: string, min: number) => {
 const host = values.host!;
 if (!["127.0.0.1", "::1", "localhost"].includes(host)) fail("this bridge listens on loopback only");
 const options = {
-  host, port: int("port", 0), token: process.env[values["token-env"]!] ?? "",
-  maxQueuedCommands: int("max-commands", 1), maxEvents: int("max-events", 1), drainIntervalMs: int("drain-ms", 1),
+  host,
+  port: int("port", 0),
+  token: process.env[values["token-env"]!] ?? "",
+  maxQueuedCommands: int("max-commands", 1),
+  maxEvents: int("max-events", 1),
+  drainIntervalMs: int("drain-ms", 1),
   singleConnection: values["single-connection"],
 };
 const mutant = values.mutant ? mutants.find((m) => m.name === values.mutant) : undefined;
-if (values.mutant && !mutant) fail(`no mutant named "${values.mutant}"; there are: ${mutants.map((m) => m.name).join(", ")}`);
+if (values.mutant && !mutant)
+  fail(`no mutant named "${values.mutant}"; there are: ${mutants.map((m) => m.name).join(", ")}`);
 const bridge: ReferenceBridge = mutant ? mutant.create(options) : new ReferenceBridge(options);
 const address = await bridge.listen();
 process.stdout.write(`AICONTROL_BRIDGE_READY ${JSON.stringify(address)}\n`);

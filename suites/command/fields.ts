@@ -1,10 +1,8 @@
+import { type Command, command, ILL_TYPED, isWellTyped } from "../../generators/command.js";
 import { contract } from "../../protocol/contract.js";
-import { command, ILL_TYPED, isWellTyped, type Command } from "../../generators/command.js";
-import { type Check, type CheckContext, describeReply, errorCode, type Finding, fail, pass, type Reply, resultOf, rpc, skip, warn, violation, Fault } from "../harness/check.js";
-import { expectError, expectPong, NO_TOKEN, rejectedOrClosed, statusLimit } from "../harness/expect.js";
-import { collectCompletions, judgeEvents, latestSeq, readEvents, type Completion } from "../harness/events.js";
-import { type Connection, sleep } from "../harness/connection.js";
-import { act, advertisedTypes, judgeCompletion, makeEvents } from "../harness/lifecycle.js";
+import { type Check, describeReply, errorCode, fail, pass, resultOf, warn } from "../harness/check.js";
+import { collectCompletions, latestSeq } from "../harness/events.js";
+import { act, advertisedTypes, judgeCompletion } from "../harness/lifecycle.js";
 
 /** One check per optional field, so each field's rule gets a verdict of its own. */
 export const fieldChecks: Check[] = contract.commandFields.map(({ field, rule, kind }) => ({
@@ -16,27 +14,48 @@ export const fieldChecks: Check[] = contract.commandFields.map(({ field, rule, k
     const types = await advertisedTypes(ctx, await ctx.session());
     const runs = Math.max(5, Math.ceil(ctx.runs / 4));
     // Every advertised type with every ill-typed value first: a handler that chokes on one is found for sure.
-    const examples = types.flatMap((type) => ILL_TYPED[kind].map((value) => ({ type, [field]: value }) as Command)).slice(0, Math.ceil(ctx.runs / 2));
-    return ctx.property(command({ types, illTyped: true, fields: [field], minFields: 1 }), async (cmd) => {
-      const ill = !isWellTyped(kind, cmd[field]);
-      const conn = await ctx.session();
-      const cursor = await latestSeq(ctx, conn);
-      const reply = await act(ctx, conn, cmd, "act");
-      if (errorCode(reply) === ctx.contract.codes["error.invalid-params"]) {
-        // Identifiers are project-defined, so rejecting one of those is the bridge's call.
-        return ill || kind === "identifier" ? pass("rejected") : fail(`act rejected a well-typed ${field}: ${JSON.stringify(cmd)}.`, "accepted", describeReply(reply), [rule]);
-      }
-      const r = resultOf(reply);
-      if (r?.accepted !== true || !Number.isSafeInteger(r.commandSeq)) {
-        return fail(`act ${JSON.stringify(cmd)} got neither -32602 nor an acceptance.`, `-32602, or {"accepted":true,"commandSeq":<integer>}`, describeReply(reply), [rule]);
-      }
-      const seq = r.commandSeq as number;
-      const done = await collectCompletions(ctx, conn, cursor, new Set([seq]));
-      const broken = judgeCompletion(done.get(seq), seq, cmd, [rule, "integration.command-completion"]);
-      if (broken) return broken;
-      if (ill) return warn(`act accepted an ill-typed ${field} (it completed; the strict reading rejects it with -32602).`, "-32602", describeReply(reply), [rule]);
-      return pass("completed");
-    }, { runs, examples, restartAfterFailure: true });
+    const examples = types
+      .flatMap((type) => ILL_TYPED[kind].map((value) => ({ type, [field]: value }) as Command))
+      .slice(0, Math.ceil(ctx.runs / 2));
+    return ctx.property(
+      command({ types, illTyped: true, fields: [field], minFields: 1 }),
+      async (cmd) => {
+        const ill = !isWellTyped(kind, cmd[field]);
+        const conn = await ctx.session();
+        const cursor = await latestSeq(ctx, conn);
+        const reply = await act(ctx, conn, cmd, "act");
+        if (errorCode(reply) === ctx.contract.codes["error.invalid-params"]) {
+          // Identifiers are project-defined, so rejecting one of those is the bridge's call.
+          return ill || kind === "identifier"
+            ? pass("rejected")
+            : fail(`act rejected a well-typed ${field}: ${JSON.stringify(cmd)}.`, "accepted", describeReply(reply), [
+                rule,
+              ]);
+        }
+        const r = resultOf(reply);
+        if (r?.accepted !== true || !Number.isSafeInteger(r.commandSeq)) {
+          return fail(
+            `act ${JSON.stringify(cmd)} got neither -32602 nor an acceptance.`,
+            `-32602, or {"accepted":true,"commandSeq":<integer>}`,
+            describeReply(reply),
+            [rule],
+          );
+        }
+        const seq = r.commandSeq as number;
+        const done = await collectCompletions(ctx, conn, cursor, new Set([seq]));
+        const broken = judgeCompletion(done.get(seq), seq, cmd, [rule, "integration.command-completion"]);
+        if (broken) return broken;
+        if (ill)
+          return warn(
+            `act accepted an ill-typed ${field} (it completed; the strict reading rejects it with -32602).`,
+            "-32602",
+            describeReply(reply),
+            [rule],
+          );
+        return pass("completed");
+      },
+      { runs, examples, restartAfterFailure: true },
+    );
   },
 }));
 

@@ -1,8 +1,6 @@
 import fc from "fast-check";
-import { type Check, type CheckContext, describeReply, errorCode, type Finding, fail, pass, type Reply, resultOf, rpc, skip, warn, violation, Fault } from "../harness/check.js";
-import { expectError, expectPong, NO_TOKEN, rejectedOrClosed, statusLimit } from "../harness/expect.js";
-import { collectCompletions, judgeEvents, latestSeq, readEvents, type Completion } from "../harness/events.js";
-import { type Connection, sleep } from "../harness/connection.js";
+import { type Check, rpc } from "../harness/check.js";
+import { expectError } from "../harness/expect.js";
 
 export const actWithoutType: Check = {
   id: "error.invalid-params/act-type",
@@ -11,20 +9,40 @@ export const actWithoutType: Check = {
   note: "type is a required non-empty string",
   run: (ctx) =>
     ctx.property(
-      fc.oneof(fc.constant({}), fc.constantFrom<unknown>("", 0, 1, true, null, [], ["move"], {}).map((type) => ({ type })), fc.record({ x: fc.integer(), stringArg: fc.string() })),
-      (params) => expectError(ctx, rpc("act", params as Record<string, unknown>, 1), "error.invalid-params", `act with params ${JSON.stringify(params)}`),
+      fc.oneof(
+        fc.constant({}),
+        fc.constantFrom<unknown>("", 0, 1, true, null, [], ["move"], {}).map((type) => ({ type })),
+        fc.record({ x: fc.integer(), stringArg: fc.string() }),
+      ),
+      (params) =>
+        expectError(
+          ctx,
+          rpc("act", params as Record<string, unknown>, 1),
+          "error.invalid-params",
+          `act with params ${JSON.stringify(params)}`,
+        ),
     ),
 };
 
 export const eventsIllTyped: Check = {
   id: "error.invalid-params/events-cursor",
   rules: ["error.invalid-params", "method.events"],
-  description: "Calls events with afterSeq or limit that are not integers: strings, fractions, booleans, arrays, objects.",
+  description:
+    "Calls events with afterSeq or limit that are not integers: strings, fractions, booleans, arrays, objects.",
   note: "events takes {afterSeq?: integer, limit?: integer}",
   run: (ctx) =>
     ctx.property(
-      fc.record({ key: fc.constantFrom("afterSeq", "limit"), value: fc.constantFrom<unknown>("1", "", 1.5, -0.5, true, false, [], [1], {}, { n: 1 }, 1e300) }),
-      ({ key, value }) => expectError(ctx, rpc("events", { [key]: value }, 1), "error.invalid-params", `events with ${key}=${JSON.stringify(value)}`),
+      fc.record({
+        key: fc.constantFrom("afterSeq", "limit"),
+        value: fc.constantFrom<unknown>("1", "", 1.5, -0.5, true, false, [], [1], {}, { n: 1 }, 1e300),
+      }),
+      ({ key, value }) =>
+        expectError(
+          ctx,
+          rpc("events", { [key]: value }, 1),
+          "error.invalid-params",
+          `events with ${key}=${JSON.stringify(value)}`,
+        ),
     ),
 };
 

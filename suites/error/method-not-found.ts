@@ -1,8 +1,6 @@
 import { unknownMethod } from "../../generators/unknownMethod.js";
-import { type Check, type CheckContext, describeReply, errorCode, type Finding, fail, pass, type Reply, resultOf, rpc, skip, warn, violation, Fault } from "../harness/check.js";
-import { expectError, expectPong, NO_TOKEN, rejectedOrClosed, statusLimit } from "../harness/expect.js";
-import { collectCompletions, judgeEvents, latestSeq, readEvents, type Completion } from "../harness/events.js";
-import { type Connection, sleep } from "../harness/connection.js";
+import { type Check, rpc } from "../harness/check.js";
+import { expectError } from "../harness/expect.js";
 
 export const unknownMethods: Check = {
   id: "error.method-not-found/unknown-method",
@@ -10,7 +8,8 @@ export const unknownMethods: Check = {
   description: "Calls methods the contract does not define: near misses of real names, other cases, Unicode names.",
   run: (ctx) =>
     ctx.property(unknownMethod({ known: ctx.contract.methods }), (method) =>
-      expectError(ctx, rpc(method, {}, 1), "error.method-not-found", `The unknown method ${JSON.stringify(method)}`)),
+      expectError(ctx, rpc(method, {}, 1), "error.method-not-found", `The unknown method ${JSON.stringify(method)}`),
+    ),
 };
 
 export const checks: Check[] = [unknownMethods];

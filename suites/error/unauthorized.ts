@@ -1,13 +1,12 @@
 import { unauthorizedCall } from "../../generators/unauthorizedCall.js";
-import { type Check, type CheckContext, describeReply, errorCode, type Finding, fail, pass, type Reply, resultOf, rpc, skip, warn, violation, Fault } from "../harness/check.js";
-import { expectError, expectPong, NO_TOKEN, rejectedOrClosed, statusLimit } from "../harness/expect.js";
-import { collectCompletions, judgeEvents, latestSeq, readEvents, type Completion } from "../harness/events.js";
-import { type Connection, sleep } from "../harness/connection.js";
+import { type Check, describeReply, errorCode, fail, pass, resultOf, rpc, skip, warn } from "../harness/check.js";
+import { NO_TOKEN } from "../harness/expect.js";
 
 export const beforeAuth: Check = {
   id: "error.unauthorized/before-auth",
   rules: ["error.unauthorized", "method.auth"],
-  description: "Before authorizing, calls every method but auth (and unknown ones): on a fresh connection, after a wrong token of any shape, and after another connection was authorized.",
+  description:
+    "Before authorizing, calls every method but auth (and unknown ones): on a fresh connection, after a wrong token of any shape, and after another connection was authorized.",
   note: "a failed attempt leaves the connection unauthorized; authorization never carries over to another connection",
   async run(ctx) {
     if (!ctx.tokenConfigured) return skip(NO_TOKEN);
@@ -17,17 +16,35 @@ export const beforeAuth: Check = {
       if (call.wrongToken !== undefined) {
         const auth = await ctx.call(conn, rpc("auth", { token: call.wrongToken }, "wrong"));
         const answer = resultOf(auth)?.authorized;
-        const rejected = answer === false || (typeof call.wrongToken !== "string" && errorCode(auth) === ctx.contract.codes["error.invalid-params"]);
-        if (!rejected) return fail(`auth with a wrong token ${JSON.stringify(call.wrongToken)} was not answered {"authorized":false}.`, `{"authorized":false} (or -32602 for a non-string token)`, describeReply(auth), ["method.auth"]);
+        const rejected =
+          answer === false ||
+          (typeof call.wrongToken !== "string" && errorCode(auth) === ctx.contract.codes["error.invalid-params"]);
+        if (!rejected)
+          return fail(
+            `auth with a wrong token ${JSON.stringify(call.wrongToken)} was not answered {"authorized":false}.`,
+            `{"authorized":false} (or -32602 for a non-string token)`,
+            describeReply(auth),
+            ["method.auth"],
+          );
       }
       const reply = await ctx.call(conn, rpc(call.method, call.params, 1));
       if (errorCode(reply) === ctx.contract.codes["error.unauthorized"]) return pass("rejected");
       const known = ctx.contract.methods.includes(call.method);
       if (!known && errorCode(reply) === ctx.contract.codes["error.method-not-found"]) {
-        return warn(`The unknown method ${call.method} before auth got -32601 rather than -32001 (the contract does not say which comes first).`, "-32001", describeReply(reply));
+        return warn(
+          `The unknown method ${call.method} before auth got -32601 rather than -32001 (the contract does not say which comes first).`,
+          "-32001",
+          describeReply(reply),
+        );
       }
-      const where = call.afterReconnect ? "on a new connection after another was authorized" : call.wrongToken !== undefined ? "after a wrong token" : "before auth";
-      return fail(`${call.method} ${where} was not rejected with -32001.`, "-32001", describeReply(reply), ["error.unauthorized"]);
+      const where = call.afterReconnect
+        ? "on a new connection after another was authorized"
+        : call.wrongToken !== undefined
+          ? "after a wrong token"
+          : "before auth";
+      return fail(`${call.method} ${where} was not rejected with -32001.`, "-32001", describeReply(reply), [
+        "error.unauthorized",
+      ]);
     });
   },
 };
@@ -44,13 +61,19 @@ export const precedence: Check = {
     const unknown = await ctx.call(conn, rpc("no.such.method", {}, 2));
     const codes = ctx.contract.codes;
     if (errorCode(envelope) !== codes["error.invalid-request"] && errorCode(envelope) !== codes["error.unauthorized"]) {
-      return fail("An invalid envelope before auth got neither -32600 nor -32001.", "-32600", describeReply(envelope), ["error.invalid-request"]);
+      return fail("An invalid envelope before auth got neither -32600 nor -32001.", "-32600", describeReply(envelope), [
+        "error.invalid-request",
+      ]);
     }
     if (errorCode(unknown) !== codes["error.unauthorized"] && errorCode(unknown) !== codes["error.method-not-found"]) {
-      return fail("An unknown method before auth got neither -32001 nor -32601.", "-32001", describeReply(unknown), ["error.unauthorized"]);
+      return fail("An unknown method before auth got neither -32001 nor -32601.", "-32001", describeReply(unknown), [
+        "error.unauthorized",
+      ]);
     }
-    if (errorCode(envelope) !== codes["error.invalid-request"]) return warn("An invalid envelope before auth got -32001 rather than -32600.", "-32600", describeReply(envelope));
-    if (errorCode(unknown) !== codes["error.unauthorized"]) return warn("An unknown method before auth got -32601 rather than -32001.", "-32001", describeReply(unknown));
+    if (errorCode(envelope) !== codes["error.invalid-request"])
+      return warn("An invalid envelope before auth got -32001 rather than -32600.", "-32600", describeReply(envelope));
+    if (errorCode(unknown) !== codes["error.unauthorized"])
+      return warn("An unknown method before auth got -32601 rather than -32001.", "-32001", describeReply(unknown));
     return pass("Invalid envelope -> -32600 and unknown method -> -32001 before auth.");
   },
 };

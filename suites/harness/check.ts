@@ -1,5 +1,5 @@
 import type fc from "fast-check";
-import { type Contract, contract as shipped, type RuleId } from "../../protocol/contract.js";
+import { type Contract, type RuleId, contract as shipped } from "../../protocol/contract.js";
 import type { TranscriptEntry, Verdict } from "../../protocol/verdict.js";
 import type { Connection, ReadResult } from "./connection.js";
 
@@ -105,7 +105,11 @@ export interface CheckContext {
   /** Reads one reply, judging its envelope. */
   read(conn: Connection, options?: ReadOptions): Promise<Reply>;
   /** Runs a property over generated cases; shrinks the first failure. */
-  property<T>(arbitrary: fc.Arbitrary<T>, judge: (input: T) => Promise<Finding>, options?: PropertyOptions<T>): Promise<Finding>;
+  property<T>(
+    arbitrary: fc.Arbitrary<T>,
+    judge: (input: T) => Promise<Finding>,
+    options?: PropertyOptions<T>,
+  ): Promise<Finding>;
   /** Whether the bridge answers ping on a fresh connection; restarts a bridge this tool owns when it does not. */
   alive(): Promise<boolean>;
 }
@@ -183,7 +187,9 @@ export function describeReply(reply: Reply): string {
     case "response":
       return clip(reply.raw.toString("utf8"));
     case "closed":
-      return reply.partial ? `connection closed after ${reply.partial} bytes of an unterminated line` : "connection closed";
+      return reply.partial
+        ? `connection closed after ${reply.partial} bytes of an unterminated line`
+        : "connection closed";
     case "reset":
       return `connection reset (${reply.code})`;
     case "timeout":

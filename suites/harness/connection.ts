@@ -1,5 +1,5 @@
-import { Socket, connect as netConnect } from "node:net";
 import { once } from "node:events";
+import { connect as netConnect, type Socket } from "node:net";
 import type { TranscriptEntry } from "../../protocol/verdict.js";
 
 export type { TranscriptEntry };
@@ -11,7 +11,6 @@ export type ReadResult =
   | { kind: "closed"; partial: number }
   | { kind: "reset"; code: string }
   | { kind: "timeout"; partial: number };
-
 
 export interface ConnectionOptions {
   /** Largest line payload accepted before the LF; a longer one reads as "oversized". */
@@ -41,7 +40,12 @@ export interface WriteOptions {
 }
 
 export class ConnectError extends Error {
-  constructor(message: string, readonly code: string) { super(message); }
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+  }
 }
 
 const LF = 0x0a;
@@ -61,11 +65,16 @@ export class Connection {
   private timer?: NodeJS.Timeout;
   private timerMs = 0;
 
-  private constructor(private readonly socket: Socket, private readonly options: ConnectionOptions) {
+  private constructor(
+    private readonly socket: Socket,
+    private readonly options: ConnectionOptions,
+  ) {
     this.started = options.epoch ?? Date.now();
     this.transcript = options.transcript ?? [];
     socket.on("end", () => this.finish({ kind: "closed", partial: this.pendingBytes }, "peer closed its side (FIN)"));
-    socket.on("error", (err: NodeJS.ErrnoException) => this.finish({ kind: "reset", code: err.code ?? err.message }, `socket error ${err.code ?? err.message}`));
+    socket.on("error", (err: NodeJS.ErrnoException) =>
+      this.finish({ kind: "reset", code: err.code ?? err.message }, `socket error ${err.code ?? err.message}`),
+    );
     socket.on("close", () => this.finish({ kind: "closed", partial: this.pendingBytes }, "connection closed"));
   }
 
@@ -74,9 +83,23 @@ export class Connection {
     const early: Buffer[] = [];
     let sink = (bytes: Buffer): void => void early.push(Buffer.from(bytes));
     const readBuffer = Buffer.allocUnsafe(65_536);
-    const socket = netConnect({ host, port, noDelay: true, onread: { buffer: readBuffer, callback: (n) => { sink(readBuffer.subarray(0, n)); return true; } } });
+    const socket = netConnect({
+      host,
+      port,
+      noDelay: true,
+      onread: {
+        buffer: readBuffer,
+        callback: (n) => {
+          sink(readBuffer.subarray(0, n));
+          return true;
+        },
+      },
+    });
     const limit = Math.min(options.connectTimeoutMs, remaining(options.deadline));
-    const timer = setTimeout(() => socket.destroy(Object.assign(new Error("connect timed out"), { code: "ETIMEDOUT" })), limit);
+    const timer = setTimeout(
+      () => socket.destroy(Object.assign(new Error("connect timed out"), { code: "ETIMEDOUT" })),
+      limit,
+    );
     try {
       await once(socket, "connect");
     } catch (err) {
@@ -91,7 +114,9 @@ export class Connection {
     return conn;
   }
 
-  get closed(): boolean { return this.end !== undefined; }
+  get closed(): boolean {
+    return this.end !== undefined;
+  }
 
   /** Writes bytes, optionally cut at offsets with pauses; waits for drain while reads go on. */
   async write(data: Buffer | string, options: WriteOptions = {}): Promise<boolean> {
@@ -122,7 +147,10 @@ export class Connection {
       };
       const onDrain = () => done(true);
       const onClose = () => done(false);
-      const timer = setTimeout(() => done(false), Math.min(this.options.stallTimeoutMs ?? Infinity, remaining(this.options.deadline)));
+      const timer = setTimeout(
+        () => done(false),
+        Math.min(this.options.stallTimeoutMs ?? Infinity, remaining(this.options.deadline)),
+      );
       this.socket.on("drain", onDrain);
       this.socket.on("close", onClose);
       this.socket.on("end", onClose);
@@ -130,7 +158,9 @@ export class Connection {
   }
 
   /** Half-closes: no more bytes from us, reads go on. */
-  endWrites(): void { this.socket.end(); }
+  endWrites(): void {
+    this.socket.end();
+  }
 
   /** The next line (payload without LF), or why there is none within the timeout. */
   read(timeoutMs: number): Promise<ReadResult> {
@@ -156,14 +186,17 @@ export class Connection {
   private onTimer(): void {
     if (!this.waiter) return;
     const left = this.waitUntil - Date.now();
-    if (left <= 0) return this.waiter();
+    if (left <= 0) {
+      this.waiter();
+      return;
+    }
     this.timerMs = left;
     this.timer = setTimeout(() => this.onTimer(), left).unref();
   }
 
   /** Sends one line and reads one. */
   async exchange(line: Buffer | string, timeoutMs: number, options?: WriteOptions): Promise<ReadResult> {
-    const bytes = typeof line === "string" ? Buffer.from(line + "\n", "utf8") : line;
+    const bytes = typeof line === "string" ? Buffer.from(`${line}\n`, "utf8") : line;
     await this.write(bytes, options);
     return this.read(timeoutMs);
   }
@@ -195,7 +228,10 @@ export class Connection {
       at = chunk.indexOf(LF);
     }
     if (chunk.length === 0) return;
-    if (this.discarding) { this.pendingBytes += chunk.length; return; }
+    if (this.discarding) {
+      this.pendingBytes += chunk.length;
+      return;
+    }
     this.pending.push(Buffer.from(chunk));
     this.pendingBytes += chunk.length;
     if (this.pendingBytes > max) {

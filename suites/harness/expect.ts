@@ -14,7 +14,12 @@ import {
 import type { Connection } from "./connection.js";
 
 /** Sends `request` on a fresh session; passes when the reply is the error of rule `errorRule`. */
-export async function expectError(ctx: CheckContext, request: object, errorRule: RuleId, what: string): Promise<Finding> {
+export async function expectError(
+  ctx: CheckContext,
+  request: object,
+  errorRule: RuleId,
+  what: string,
+): Promise<Finding> {
   const reply = await ctx.call(await ctx.session(), request);
   const expected = ctx.contract.codes[errorRule];
   if (errorCode(reply) === expected) return pass("rejected");

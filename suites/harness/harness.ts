@@ -128,9 +128,13 @@ export class Harness implements CheckContext {
 
   async call(conn: Connection, request: object | string | Buffer, options: CallOptions = {}): Promise<Reply> {
     const raw = typeof request === "string" || Buffer.isBuffer(request);
-    const bytes = Buffer.isBuffer(request) ? request : Buffer.from((raw ? request : JSON.stringify(request)) + "\n", "utf8");
+    const bytes = Buffer.isBuffer(request)
+      ? request
+      : Buffer.from(`${raw ? request : JSON.stringify(request)}\n`, "utf8");
     // The id as it travels (JSON.stringify turns -0 into 0, drops undefined, ...).
-    const sentId = raw ? null : (JSON.parse(JSON.stringify({ id: (request as { id?: unknown }).id })) as { id?: unknown }).id ?? null;
+    const sentId = raw
+      ? null
+      : ((JSON.parse(JSON.stringify({ id: (request as { id?: unknown }).id })) as { id?: unknown }).id ?? null);
     await conn.write(bytes, { splitAt: options.splitAt, delayMs: options.delayMs });
     return this.read(conn, { expectId: sentId, ...options });
   }
@@ -143,11 +147,19 @@ export class Harness implements CheckContext {
     const read = await conn.read(options.timeoutMs ?? this.timeoutMs);
     if (read.kind === "oversized") {
       const max = this.contract.limits.maxLineBytes;
-      throw violation("wire.line-limit", `The response line is longer than the limit of ${max} bytes.`,
-        `a response of at most ${max} bytes before LF`, `${read.bytes} bytes without LF`);
+      throw violation(
+        "wire.line-limit",
+        `The response line is longer than the limit of ${max} bytes.`,
+        `a response of at most ${max} bytes before LF`,
+        `${read.bytes} bytes without LF`,
+      );
     }
     if (read.kind !== "line") return read;
-    return { kind: "response", response: judgeResponse(read.bytes, options.expectId ?? null, this.contract, options), raw: read.bytes };
+    return {
+      kind: "response",
+      response: judgeResponse(read.bytes, options.expectId ?? null, this.contract, options),
+      raw: read.bytes,
+    };
   }
 
   async alive(): Promise<boolean> {
@@ -155,7 +167,12 @@ export class Harness implements CheckContext {
     if (this.expired) return true; // out of time: no verdict, and above all no restart
     try {
       const conn = await this.session();
-      const reply = await this.call(conn, { jsonrpc: this.contract.jsonrpc, id: "liveness", method: "ping", params: {} });
+      const reply = await this.call(conn, {
+        jsonrpc: this.contract.jsonrpc,
+        id: "liveness",
+        method: "ping",
+        params: {},
+      });
       conn.close();
       if (reply.kind === "response" && (reply.response.result as { ok?: unknown })?.ok === true) return true;
     } catch (err) {
@@ -165,7 +182,11 @@ export class Harness implements CheckContext {
     return false;
   }
 
-  async property<T>(arbitrary: fc.Arbitrary<T>, judge: (input: T) => Promise<Finding>, options: PropertyOptions<T> = {}): Promise<Finding> {
+  async property<T>(
+    arbitrary: fc.Arbitrary<T>,
+    judge: (input: T) => Promise<Finding>,
+    options: PropertyOptions<T> = {},
+  ): Promise<Finding> {
     let failure: Finding | undefined;
     let warning: Finding | undefined;
     // A case that could reach no verdict ends the property with that finding.
@@ -183,7 +204,12 @@ export class Harness implements CheckContext {
           if (!options.liveness) return f;
           const alive = await this.alive(); // also restarts an owned bridge, so shrinking starts clean
           if (f.verdict !== "fail" && !alive) {
-            return { verdict: "fail" as const, message: "The bridge stopped answering ping on a fresh connection after this input.", expected: "the bridge keeps serving after any input", actual: "no answer to ping on a new connection" };
+            return {
+              verdict: "fail" as const,
+              message: "The bridge stopped answering ping on a fresh connection after this input.",
+              expected: "the bridge keeps serving after any input",
+              actual: "no answer to ping on a new connection",
+            };
           }
           return f;
         });
@@ -204,7 +230,10 @@ export class Harness implements CheckContext {
         seed: this.options.seed,
         ...(this.options.path ? { path: this.options.path } : {}),
         // Leave time to finish the case under way and report; at least half of what is left goes to cases.
-        interruptAfterTimeLimit: Math.max(1, Math.max((this.options.deadline - Date.now()) / 2, this.options.deadline - Date.now() - this.timeoutMs * 2)),
+        interruptAfterTimeLimit: Math.max(
+          1,
+          Math.max((this.options.deadline - Date.now()) / 2, this.options.deadline - Date.now() - this.timeoutMs * 2),
+        ),
         markInterruptAsFailure: false,
         endOnFailure: noShrink,
       },
@@ -213,11 +242,27 @@ export class Harness implements CheckContext {
     if (failure && options.restartAfterFailure && !this.stopped) await restart?.();
     if (inconclusive) return inconclusive;
     if (result.failed && failure) {
-      const note = noShrink ? " (not shrunk: a bridge at an endpoint cannot be restarted between attempts, so this is the first failing case)" : "";
-      return { ...failure, message: failure.message + note, counterexample: fc.stringify(result.counterexample?.[0]), seed: result.seed, path: result.counterexamplePath ?? undefined };
+      const note = noShrink
+        ? " (not shrunk: a bridge at an endpoint cannot be restarted between attempts, so this is the first failing case)"
+        : "";
+      return {
+        ...failure,
+        message: failure.message + note,
+        counterexample: fc.stringify(result.counterexample?.[0]),
+        seed: result.seed,
+        path: result.counterexamplePath ?? undefined,
+      };
     }
-    if (result.failed && result.interrupted) return { verdict: "error", message: `no generated case finished within the check's deadline (${result.numRuns} ran)` };
-    if (result.failed) return { verdict: "error", message: `the property could not be run: ${String(result.errorInstance ?? "unknown error")}` };
+    if (result.failed && result.interrupted)
+      return {
+        verdict: "error",
+        message: `no generated case finished within the check's deadline (${result.numRuns} ran)`,
+      };
+    if (result.failed)
+      return {
+        verdict: "error",
+        message: `the property could not be run: ${String(result.errorInstance ?? "unknown error")}`,
+      };
     if (warning) return warning;
     const note = result.interrupted ? ` (interrupted by the deadline after ${result.numRuns} cases)` : "";
     return { verdict: "pass", message: `${result.numRuns} generated cases passed${note}.` };
@@ -236,7 +281,9 @@ export class Harness implements CheckContext {
     } finally {
       this.closeAll();
     }
-    return finding.verdict === "pass" || finding.transcript ? finding : { ...finding, transcript: trimTranscript(this.caseTranscript) };
+    return finding.verdict === "pass" || finding.transcript
+      ? finding
+      : { ...finding, transcript: trimTranscript(this.caseTranscript) };
   }
 
   closeAll(): void {
@@ -248,6 +295,11 @@ export class Harness implements CheckContext {
 /** A case that polled for a long time keeps its start and its end; the middle is counted, not kept. */
 export function trimTranscript(entries: TranscriptEntry[], head = 150, tail = 50): TranscriptEntry[] {
   if (entries.length <= head + tail) return entries;
-  const gap: TranscriptEntry = { dir: "event", t: entries[head]!.t, text: `… ${entries.length - head - tail} entries left out …`, length: 0 };
+  const gap: TranscriptEntry = {
+    dir: "event",
+    t: entries[head]!.t,
+    text: `… ${entries.length - head - tail} entries left out …`,
+    length: 0,
+  };
   return [...entries.slice(0, head), gap, ...entries.slice(-tail)];
 }

@@ -1,14 +1,17 @@
 // The command lifecycle as checks drive it: act (waiting out a full queue), follow each
 // accepted command to its completion, and judge that completion.
-import type { RuleId } from "../../protocol/contract.js";
+
 import type { Command } from "../../generators/command.js";
+import type { RuleId } from "../../protocol/contract.js";
 import { type CheckContext, describeReply, errorCode, type Finding, fail, type Reply, resultOf, rpc } from "./check.js";
 import { type Connection, sleep } from "./connection.js";
-import { collectCompletions, type Completion, latestSeq } from "./events.js";
+import { type Completion, collectCompletions, latestSeq } from "./events.js";
 
 /** The command types the bridge advertises in observation.availableActions, so generated commands reach real handlers. */
 export async function advertisedTypes(ctx: CheckContext, conn: Connection): Promise<string[]> {
-  const observation = resultOf(await ctx.call(conn, rpc("observe", {}, "actions")))?.observation as { availableActions?: unknown } | undefined;
+  const observation = resultOf(await ctx.call(conn, rpc("observe", {}, "actions")))?.observation as
+    | { availableActions?: unknown }
+    | undefined;
   const actions = observation?.availableActions;
   return Array.isArray(actions) ? actions.filter((a): a is string => typeof a === "string" && a !== "") : [];
 }
@@ -23,13 +26,35 @@ export async function act(ctx: CheckContext, conn: Connection, cmd: Command, id:
 }
 
 /** One completion, well-formed: or why not. */
-export function judgeCompletion(list: Completion[] | undefined, commandSeq: number, cmd: Command, rules: RuleId[]): Finding | undefined {
+export function judgeCompletion(
+  list: Completion[] | undefined,
+  commandSeq: number,
+  cmd: Command,
+  rules: RuleId[],
+): Finding | undefined {
   const shown = JSON.stringify(cmd);
-  if (!list) return fail(`The accepted command ${shown} (commandSeq ${commandSeq}) never completed.`, "exactly one command_completed event with its commandSeq", "none within the wait", rules);
-  if (list.length > 1) return fail(`The command ${shown} completed ${list.length} times.`, "exactly one command_completed event", JSON.stringify(list.map((c) => c.event)), ["integration.command-completion"]);
+  if (!list)
+    return fail(
+      `The accepted command ${shown} (commandSeq ${commandSeq}) never completed.`,
+      "exactly one command_completed event with its commandSeq",
+      "none within the wait",
+      rules,
+    );
+  if (list.length > 1)
+    return fail(
+      `The command ${shown} completed ${list.length} times.`,
+      "exactly one command_completed event",
+      JSON.stringify(list.map((c) => c.event)),
+      ["integration.command-completion"],
+    );
   const c = list[0]!;
   if (typeof c.success !== "boolean" || typeof c.message !== "string") {
-    return fail(`The completion of ${shown} is not {commandSeq, success: boolean, message: string}.`, `{"type":"command_completed","commandSeq":${commandSeq},"success":<boolean>,"message":<string>}`, JSON.stringify(c.event), ["integration.command-completion"]);
+    return fail(
+      `The completion of ${shown} is not {commandSeq, success: boolean, message: string}.`,
+      `{"type":"command_completed","commandSeq":${commandSeq},"success":<boolean>,"message":<string>}`,
+      JSON.stringify(c.event),
+      ["integration.command-completion"],
+    );
   }
   return undefined;
 }
@@ -44,11 +69,22 @@ export async function makeEvents(ctx: CheckContext, count: number): Promise<numb
     const seq = resultOf(reply)?.commandSeq;
     if (Number.isSafeInteger(seq)) accepted.add(seq as number);
     else if (errorCode(reply) === ctx.contract.codes["error.queue-full"]) await sleep(20);
-    else return fail("act was not accepted, so no events could be made.", `{"accepted":true,"commandSeq":<integer>}`, describeReply(reply), ["method.act"]);
+    else
+      return fail(
+        "act was not accepted, so no events could be made.",
+        `{"accepted":true,"commandSeq":<integer>}`,
+        describeReply(reply),
+        ["method.act"],
+      );
   }
   const done = await collectCompletions(ctx, conn, before, accepted);
-  if ([...accepted].some((s) => !done.has(s))) return fail("Accepted commands did not complete, so no events could be made.", "a command_completed event per accepted command", `${[...accepted].filter((s) => !done.has(s)).length} of ${accepted.size} never completed`, ["integration.command-completion"]);
+  if ([...accepted].some((s) => !done.has(s)))
+    return fail(
+      "Accepted commands did not complete, so no events could be made.",
+      "a command_completed event per accepted command",
+      `${[...accepted].filter((s) => !done.has(s)).length} of ${accepted.size} never completed`,
+      ["integration.command-completion"],
+    );
   conn.close();
   return before;
 }
-

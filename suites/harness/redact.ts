@@ -29,10 +29,17 @@ export function redactor(token: string | undefined): Redactor {
   const textPattern = pattern(forms);
   // Bytes are matched as latin1 text, one character per byte, so any byte sequence survives.
   const bytePattern = new RegExp(
-    pattern(forms.map((f) => Buffer.from(f, "utf8").toString("latin1"))).source.replace(/\\p\{L\}\\p\{N\}/g, "A-Za-z0-9"),
+    pattern(forms.map((f) => Buffer.from(f, "utf8").toString("latin1"))).source.replace(
+      /\\p\{L\}\\p\{N\}/g,
+      "A-Za-z0-9",
+    ),
     "g",
   );
-  const text = (value: string) => value.split(REDACTED).map((part) => part.replace(textPattern, REDACTED)).join(REDACTED);
+  const text = (value: string) =>
+    value
+      .split(REDACTED)
+      .map((part) => part.replace(textPattern, REDACTED))
+      .join(REDACTED);
   const bytes = (value: Buffer) => {
     const latin1 = value.toString("latin1");
     const out = latin1.replace(bytePattern, Buffer.from(REDACTED, "utf8").toString("latin1"));

@@ -1,7 +1,4 @@
-import { type Check, type CheckContext, describeReply, errorCode, type Finding, fail, pass, type Reply, resultOf, rpc, skip, warn, violation, Fault } from "../harness/check.js";
-import { expectError, expectPong, NO_TOKEN, rejectedOrClosed, statusLimit } from "../harness/expect.js";
-import { collectCompletions, judgeEvents, latestSeq, readEvents, type Completion } from "../harness/events.js";
-import { type Connection, sleep } from "../harness/connection.js";
+import { type Check, describeReply, fail, pass, resultOf, rpc, warn } from "../harness/check.js";
 
 export const observationSchema: Check = {
   id: "integration.observation-schema/schema-version",
@@ -12,11 +9,17 @@ export const observationSchema: Check = {
     const conn = await ctx.session();
     const reply = await ctx.call(conn, rpc("observe", {}, 1));
     const observation = resultOf(reply)?.observation as Record<string, unknown> | undefined;
-    if (!observation || typeof observation !== "object") return fail("observe returned no observation object.", "observation: object", describeReply(reply));
-    if (!("schemaVersion" in observation) || observation.schemaVersion === null) return warn("The observation carries no schemaVersion.", "observation.schemaVersion", describeReply(reply));
+    if (!observation || typeof observation !== "object")
+      return fail("observe returned no observation object.", "observation: object", describeReply(reply));
+    if (!("schemaVersion" in observation) || observation.schemaVersion === null)
+      return warn("The observation carries no schemaVersion.", "observation.schemaVersion", describeReply(reply));
     const actions = observation.availableActions;
     if (actions !== undefined && !(Array.isArray(actions) && actions.every((a) => typeof a === "string"))) {
-      return warn("observation.availableActions is not a list of strings.", "availableActions: string[]", describeReply(reply));
+      return warn(
+        "observation.availableActions is not a list of strings.",
+        "availableActions: string[]",
+        describeReply(reply),
+      );
     }
     return pass(`The observation carries schemaVersion ${JSON.stringify(observation.schemaVersion)}.`);
   },

@@ -1,7 +1,4 @@
-import { type Check, type CheckContext, describeReply, errorCode, type Finding, fail, pass, type Reply, resultOf, rpc, skip, warn, violation, Fault } from "../harness/check.js";
-import { expectError, expectPong, NO_TOKEN, rejectedOrClosed, statusLimit } from "../harness/expect.js";
-import { collectCompletions, judgeEvents, latestSeq, readEvents, type Completion } from "../harness/events.js";
-import { type Connection, sleep } from "../harness/connection.js";
+import { type Check, describeReply, fail, pass, resultOf, rpc } from "../harness/check.js";
 
 export const observeSeq: Check = {
   id: "method.observe/sequence",
@@ -13,10 +10,25 @@ export const observeSeq: Check = {
     for (let i = 0; i < 5; i++) {
       const reply = await ctx.call(conn, rpc("observe", {}, i));
       const r = resultOf(reply);
-      if (!r || !Number.isSafeInteger(r.observationSeq) || typeof r.observation !== "object" || r.observation === null || Array.isArray(r.observation)) {
-        return fail("observe did not return {observationSeq: integer, observation: object}.", "{observationSeq: integer, observation: object}", describeReply(reply));
+      if (
+        !r ||
+        !Number.isSafeInteger(r.observationSeq) ||
+        typeof r.observation !== "object" ||
+        r.observation === null ||
+        Array.isArray(r.observation)
+      ) {
+        return fail(
+          "observe did not return {observationSeq: integer, observation: object}.",
+          "{observationSeq: integer, observation: object}",
+          describeReply(reply),
+        );
       }
-      if ((r.observationSeq as number) < last) return fail(`observationSeq went back from ${last} to ${r.observationSeq}.`, "observationSeq never decreases", describeReply(reply));
+      if ((r.observationSeq as number) < last)
+        return fail(
+          `observationSeq went back from ${last} to ${r.observationSeq}.`,
+          "observationSeq never decreases",
+          describeReply(reply),
+        );
       last = r.observationSeq as number;
       await ctx.call(conn, rpc("status", {}, `s${i}`));
     }

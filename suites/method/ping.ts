@@ -1,7 +1,4 @@
-import { type Check, type CheckContext, describeReply, errorCode, type Finding, fail, pass, type Reply, resultOf, rpc, skip, warn, violation, Fault } from "../harness/check.js";
-import { expectError, expectPong, NO_TOKEN, rejectedOrClosed, statusLimit } from "../harness/expect.js";
-import { collectCompletions, judgeEvents, latestSeq, readEvents, type Completion } from "../harness/events.js";
-import { type Connection, sleep } from "../harness/connection.js";
+import { type Check, describeReply, fail, pass, resultOf, rpc } from "../harness/check.js";
 
 export const pingOk: Check = {
   id: "method.ping/ok",
@@ -10,8 +7,8 @@ export const pingOk: Check = {
   async run(ctx) {
     const conn = await ctx.session();
     const reply = await ctx.call(conn, rpc("ping", {}, 1));
-    if (resultOf(reply)?.ok === true) return pass("ping answered {\"ok\":true}.");
-    return fail("ping was not answered {\"ok\":true}.", `{"result":{"ok":true}}`, describeReply(reply));
+    if (resultOf(reply)?.ok === true) return pass('ping answered {"ok":true}.');
+    return fail('ping was not answered {"ok":true}.', `{"result":{"ok":true}}`, describeReply(reply));
   },
 };
 

@@ -1,13 +1,38 @@
 import fc from "fast-check";
 import { nonStandardJson } from "../../generators/nonStandardJson.js";
 import type { RuleId } from "../../protocol/contract.js";
-import { type Check, type CheckContext, describeReply, errorCode, Fault, fail, pass, type Reply, resultOf, rpc, violation } from "../harness/check.js";
+import {
+  type Check,
+  type CheckContext,
+  describeReply,
+  errorCode,
+  Fault,
+  fail,
+  pass,
+  type Reply,
+  resultOf,
+  rpc,
+  violation,
+} from "../harness/check.js";
 import type { Connection } from "../harness/connection.js";
 import { collectCompletions, judgeEvents, latestSeq } from "../harness/events.js";
 
 /** What the session should look like from the client's side. `authorized` undefined: not known (after garbage). */
-interface Model { open: boolean; token: boolean; authorized: boolean | undefined; observationSeq: number; commandSeq: number; cursor: number }
-interface Real { ctx: CheckContext; conn?: Connection; accepted: Set<number>; cursor0: number; step: number }
+interface Model {
+  open: boolean;
+  token: boolean;
+  authorized: boolean | undefined;
+  observationSeq: number;
+  commandSeq: number;
+  cursor: number;
+}
+interface Real {
+  ctx: CheckContext;
+  conn?: Connection;
+  accepted: Set<number>;
+  cursor0: number;
+  step: number;
+}
 
 type SessionCommand = fc.AsyncCommand<Model, Real>;
 
@@ -16,12 +41,23 @@ function check(ok: boolean, rule: RuleId, message: string, expected: string, rep
 }
 
 /** Calls a method that needs authorization; returns the result when served, checks -32001 when not. */
-async function authorizedCall(model: Model, real: Real, method: string, params: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
+async function authorizedCall(
+  model: Model,
+  real: Real,
+  method: string,
+  params: Record<string, unknown>,
+): Promise<Record<string, unknown> | undefined> {
   const reply = await real.ctx.call(real.conn!, rpc(method, params, ++real.step));
   const unauthorized = errorCode(reply) === real.ctx.contract.codes["error.unauthorized"];
   if (model.authorized === undefined) model.authorized = !unauthorized;
   if (!model.authorized) {
-    check(unauthorized, "error.unauthorized", `${method} on an unauthorized connection was not rejected with -32001.`, "-32001", reply);
+    check(
+      unauthorized,
+      "error.unauthorized",
+      `${method} on an unauthorized connection was not rejected with -32001.`,
+      "-32001",
+      reply,
+    );
     return undefined;
   }
   check(!unauthorized, "method.auth", `${method} on an authorized connection got -32001.`, "served", reply);
@@ -33,7 +69,13 @@ const isOpen = (m: Readonly<Model>) => m.open;
 /** status and observe both report observationSeq, which never goes back. */
 function advanceObservation(model: Model, result: Record<string, unknown>, rule: RuleId): void {
   const seq = result.observationSeq;
-  check(Number.isSafeInteger(seq) && (seq as number) >= model.observationSeq, rule, `observationSeq ${seq} is below one seen before (${model.observationSeq}).`, "observationSeq never decreases", JSON.stringify(result).slice(0, 300));
+  check(
+    Number.isSafeInteger(seq) && (seq as number) >= model.observationSeq,
+    rule,
+    `observationSeq ${seq} is below one seen before (${model.observationSeq}).`,
+    "observationSeq never decreases",
+    JSON.stringify(result).slice(0, 300),
+  );
   model.observationSeq = seq as number;
 }
 
@@ -48,13 +90,25 @@ class Reconnect implements SessionCommand {
 }
 
 class Auth implements SessionCommand {
-  constructor(readonly right: boolean, readonly wrongToken: string) {}
+  constructor(
+    readonly right: boolean,
+    readonly wrongToken: string,
+  ) {}
   // A wrong token is only tried on an unauthorized connection: whether it revokes a granted authorization is not specified.
   check = (m: Readonly<Model>) => m.open && m.token && (this.right || m.authorized === false);
   async run(model: Model, real: Real) {
-    const reply = await real.ctx.call(real.conn!, this.right ? real.ctx.authRequest(++real.step) : rpc("auth", { token: this.wrongToken }, ++real.step));
+    const reply = await real.ctx.call(
+      real.conn!,
+      this.right ? real.ctx.authRequest(++real.step) : rpc("auth", { token: this.wrongToken }, ++real.step),
+    );
     const authorized = resultOf(reply)?.authorized;
-    check(authorized === this.right, "method.auth", `auth with the ${this.right ? "right" : "wrong"} token answered ${JSON.stringify(authorized)}.`, `{"authorized":${this.right}}`, reply);
+    check(
+      authorized === this.right,
+      "method.auth",
+      `auth with the ${this.right ? "right" : "wrong"} token answered ${JSON.stringify(authorized)}.`,
+      `{"authorized":${this.right}}`,
+      reply,
+    );
     model.authorized = this.right;
   }
   toString = () => (this.right ? "auth(right)" : `auth(wrong: ${JSON.stringify(this.wrongToken)})`);
@@ -74,7 +128,15 @@ class Status implements SessionCommand {
   async run(model: Model, real: Real) {
     const r = await authorizedCall(model, real, "status", {});
     if (!r) return;
-    check(Number.isSafeInteger(r.queuedCommands) && Number.isSafeInteger(r.maxQueuedCommands) && (r.queuedCommands as number) <= (r.maxQueuedCommands as number), "integration.bounded-state", "status occupancy is missing or over its limit.", "queuedCommands <= maxQueuedCommands", JSON.stringify(r));
+    check(
+      Number.isSafeInteger(r.queuedCommands) &&
+        Number.isSafeInteger(r.maxQueuedCommands) &&
+        (r.queuedCommands as number) <= (r.maxQueuedCommands as number),
+      "integration.bounded-state",
+      "status occupancy is missing or over its limit.",
+      "queuedCommands <= maxQueuedCommands",
+      JSON.stringify(r),
+    );
     advanceObservation(model, r, "method.status");
   }
   toString = () => "status";
@@ -91,14 +153,23 @@ class Observe implements SessionCommand {
 }
 
 class Events implements SessionCommand {
-  constructor(readonly fromCursor: boolean, readonly limit: number) {}
+  constructor(
+    readonly fromCursor: boolean,
+    readonly limit: number,
+  ) {}
   check = isOpen;
   async run(model: Model, real: Real) {
     const afterSeq = this.fromCursor ? model.cursor : 0;
     const r = await authorizedCall(model, real, "events", { afterSeq, limit: this.limit });
     if (!r) return;
     const { events, latestSeq: latest } = judgeEvents(r, afterSeq, JSON.stringify(r).slice(0, 300));
-    check(events.length <= Math.min(Math.max(this.limit, 1), 500), "method.events", `limit ${this.limit} returned ${events.length} events.`, "limit clamped to 1..500", `${events.length} events`);
+    check(
+      events.length <= Math.min(Math.max(this.limit, 1), 500),
+      "method.events",
+      `limit ${this.limit} returned ${events.length} events.`,
+      "limit clamped to 1..500",
+      `${events.length} events`,
+    );
     model.cursor = Math.max(model.cursor, latest);
   }
   toString = () => `events(${this.fromCursor ? "after cursor" : "from 0"}, limit ${this.limit})`;
@@ -112,10 +183,29 @@ class Act implements SessionCommand {
     if (errorCode(reply) === real.ctx.contract.codes["error.queue-full"]) return;
     const unauthorized = errorCode(reply) === real.ctx.contract.codes["error.unauthorized"];
     if (model.authorized === undefined) model.authorized = !unauthorized;
-    if (!model.authorized) return check(unauthorized, "error.unauthorized", "act on an unauthorized connection was not rejected with -32001.", "-32001", reply);
+    if (!model.authorized)
+      return check(
+        unauthorized,
+        "error.unauthorized",
+        "act on an unauthorized connection was not rejected with -32001.",
+        "-32001",
+        reply,
+      );
     const r = resultOf(reply);
-    check(r?.accepted === true && Number.isSafeInteger(r.commandSeq), "method.act", `act ${this.type} was not accepted.`, `{"accepted":true,"commandSeq":<integer>}`, reply);
-    check((r!.commandSeq as number) > model.commandSeq, "method.act", `commandSeq went from ${model.commandSeq} to ${r!.commandSeq}.`, "commandSeq increasing", reply);
+    check(
+      r?.accepted === true && Number.isSafeInteger(r.commandSeq),
+      "method.act",
+      `act ${this.type} was not accepted.`,
+      `{"accepted":true,"commandSeq":<integer>}`,
+      reply,
+    );
+    check(
+      (r!.commandSeq as number) > model.commandSeq,
+      "method.act",
+      `commandSeq went from ${model.commandSeq} to ${r!.commandSeq}.`,
+      "commandSeq increasing",
+      reply,
+    );
     model.commandSeq = r!.commandSeq as number;
     real.accepted.add(model.commandSeq);
   }
@@ -127,8 +217,17 @@ class Garbage implements SessionCommand {
   check = isOpen;
   async run(model: Model, real: Real) {
     const reply = await real.ctx.call(real.conn!, this.text, { expectId: 1, orNullId: true });
-    if (reply.kind === "closed" || reply.kind === "reset") { model.open = false; return; }
-    check(errorCode(reply) === real.ctx.contract.codes["error.parse"], "error.parse", "A malformed line mid-session was not rejected with -32700.", "-32700 or a close", reply);
+    if (reply.kind === "closed" || reply.kind === "reset") {
+      model.open = false;
+      return;
+    }
+    check(
+      errorCode(reply) === real.ctx.contract.codes["error.parse"],
+      "error.parse",
+      "A malformed line mid-session was not rejected with -32700.",
+      "-32700 or a close",
+      reply,
+    );
     model.authorized = undefined; // whether a parse error keeps authorization is not specified
   }
   toString = () => `garbage(${JSON.stringify(this.text)})`;
@@ -137,7 +236,8 @@ class Garbage implements SessionCommand {
 export const statefulSession: Check = {
   id: "validation.protocol-smoke/stateful",
   rules: ["validation.protocol-smoke"],
-  description: "Runs random sessions of auth (right and wrong), ping, status, observe, events with cursors, act, reconnects and malformed lines, checking each reply against a model of the session; then waits for every accepted command to complete.",
+  description:
+    "Runs random sessions of auth (right and wrong), ping, status, observe, events with cursors, act, reconnects and malformed lines, checking each reply against a model of the session; then waits for every accepted command to complete.",
   async run(ctx) {
     const commands = [
       fc.constant(new Reconnect()),
@@ -149,28 +249,45 @@ export const statefulSession: Check = {
       fc.constantFrom("echo", "move", "fail", "conformance.session").map((t) => new Act(t)),
       nonStandardJson({ kinds: ["truncated", "trailing-comma", "nan-infinity"] }).map((g) => new Garbage(g.text)),
     ];
-    return ctx.property(fc.commands(commands, { maxCommands: 20 }), async (cmds) => {
-      const conn = await ctx.session();
-      const real: Real = { ctx, conn, accepted: new Set(), cursor0: await latestSeq(ctx, conn), step: 0 };
-      const model: Model = { open: true, token: ctx.tokenConfigured, authorized: true, observationSeq: -Infinity, commandSeq: -Infinity, cursor: real.cursor0 };
-      try {
-        await fc.asyncModelRun(() => ({ model, real }), cmds);
-      } catch (err) {
-        // A session that goes wrong fails the smoke rule as well as the rule it broke.
-        if (err instanceof Fault && err.kind === "violation") {
-          const { rule, expected = "", actual = "" } = err.detail;
-          return fail(err.message, expected, actual, ["validation.protocol-smoke", ...(rule ? [rule] : [])]);
+    return ctx.property(
+      fc.commands(commands, { maxCommands: 20 }),
+      async (cmds) => {
+        const conn = await ctx.session();
+        const real: Real = { ctx, conn, accepted: new Set(), cursor0: await latestSeq(ctx, conn), step: 0 };
+        const model: Model = {
+          open: true,
+          token: ctx.tokenConfigured,
+          authorized: true,
+          observationSeq: -Infinity,
+          commandSeq: -Infinity,
+          cursor: real.cursor0,
+        };
+        try {
+          await fc.asyncModelRun(() => ({ model, real }), cmds);
+        } catch (err) {
+          // A session that goes wrong fails the smoke rule as well as the rule it broke.
+          if (err instanceof Fault && err.kind === "violation") {
+            const { rule, expected = "", actual = "" } = err.detail;
+            return fail(err.message, expected, actual, ["validation.protocol-smoke", ...(rule ? [rule] : [])]);
+          }
+          throw err;
         }
-        throw err;
-      }
-      if (real.accepted.size) {
-        const watcher = await ctx.session();
-        const done = await collectCompletions(ctx, watcher, real.cursor0, real.accepted);
-        const lost = [...real.accepted].filter((s) => !done.has(s));
-        check(lost.length === 0, "integration.command-completion", `${lost.length} accepted commands never completed.`, "a command_completed per accepted command", `missing commandSeq ${lost.join(", ")}`);
-      }
-      return pass("session matched the model");
-    }, { restartAfterFailure: true });
+        if (real.accepted.size) {
+          const watcher = await ctx.session();
+          const done = await collectCompletions(ctx, watcher, real.cursor0, real.accepted);
+          const lost = [...real.accepted].filter((s) => !done.has(s));
+          check(
+            lost.length === 0,
+            "integration.command-completion",
+            `${lost.length} accepted commands never completed.`,
+            "a command_completed per accepted command",
+            `missing commandSeq ${lost.join(", ")}`,
+          );
+        }
+        return pass("session matched the model");
+      },
+      { restartAfterFailure: true },
+    );
   },
 };
 

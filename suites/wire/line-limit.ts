@@ -1,8 +1,6 @@
 import { oversizedBytes, oversizedLine, paddedRequest, TAIL_ID } from "../../generators/oversizedLine.js";
-import { type Check, type CheckContext, describeReply, errorCode, type Finding, fail, pass, type Reply, resultOf, rpc, skip, warn, violation, Fault } from "../harness/check.js";
-import { expectError, expectPong, NO_TOKEN, rejectedOrClosed, statusLimit } from "../harness/expect.js";
-import { collectCompletions, judgeEvents, latestSeq, readEvents, type Completion } from "../harness/events.js";
-import { type Connection, sleep } from "../harness/connection.js";
+import { type Check, describeReply, errorCode, fail, pass, type Reply } from "../harness/check.js";
+import { expectPong, rejectedOrClosed } from "../harness/expect.js";
 
 export const exactLimit: Check = {
   id: "wire.line-limit/exact-limit",
@@ -20,24 +18,40 @@ export const exactLimit: Check = {
 export const overLimit: Check = {
   id: "wire.line-limit/over-limit",
   rules: ["wire.line-limit", "error.invalid-request"],
-  description: "Sends lines 1 MiB + k bytes long (k from 1 up), padded so size is the only fault, some with a complete request after the limit; then checks the bridge still serves.",
+  description:
+    "Sends lines 1 MiB + k bytes long (k from 1 up), padded so size is the only fault, some with a complete request after the limit; then checks the bridge still serves.",
   note: "the bytes after the limit are never run as a request",
   run: (ctx) =>
-    ctx.property(oversizedLine(), async (line) => {
-      const conn = await ctx.session();
-      await conn.write(oversizedBytes(line, ctx.contract.limits.maxLineBytes));
-      const first = await conn.read(ctx.timeoutMs);
-      // A bridge that cut the line at the limit would answer the tail with the tail's own id.
-      const second = line.tail && first.kind === "line" ? await conn.read(Math.min(300, ctx.timeoutMs)) : undefined;
-      if ([first, second].some((r) => r?.kind === "line" && r.bytes.includes(TAIL_ID))) {
-        return fail("The bridge ran the request that followed the limit inside an oversized line.", "the whole oversized line rejected", `a response with id "${TAIL_ID}"`);
-      }
-      if (first.kind === "closed" || first.kind === "reset") return pass("closed");
-      // A bridge without a limit answers the padded ping with its own id: judged below as not rejecting it.
-      const reply: Reply = first.kind === "line" ? { kind: "response", response: ctx.judge(first.bytes, line.tail ? null : "oversized"), raw: first.bytes } : first;
-      if (errorCode(reply) === ctx.contract.codes["error.invalid-request"]) return pass("rejected");
-      return fail(`A line ${line.excess} bytes over the limit was not rejected.`, "-32600 with id null, and/or the connection closed", describeReply(reply));
-    }, { liveness: true }),
+    ctx.property(
+      oversizedLine(),
+      async (line) => {
+        const conn = await ctx.session();
+        await conn.write(oversizedBytes(line, ctx.contract.limits.maxLineBytes));
+        const first = await conn.read(ctx.timeoutMs);
+        // A bridge that cut the line at the limit would answer the tail with the tail's own id.
+        const second = line.tail && first.kind === "line" ? await conn.read(Math.min(300, ctx.timeoutMs)) : undefined;
+        if ([first, second].some((r) => r?.kind === "line" && r.bytes.includes(TAIL_ID))) {
+          return fail(
+            "The bridge ran the request that followed the limit inside an oversized line.",
+            "the whole oversized line rejected",
+            `a response with id "${TAIL_ID}"`,
+          );
+        }
+        if (first.kind === "closed" || first.kind === "reset") return pass("closed");
+        // A bridge without a limit answers the padded ping with its own id: judged below as not rejecting it.
+        const reply: Reply =
+          first.kind === "line"
+            ? { kind: "response", response: ctx.judge(first.bytes, line.tail ? null : "oversized"), raw: first.bytes }
+            : first;
+        if (errorCode(reply) === ctx.contract.codes["error.invalid-request"]) return pass("rejected");
+        return fail(
+          `A line ${line.excess} bytes over the limit was not rejected.`,
+          "-32600 with id null, and/or the connection closed",
+          describeReply(reply),
+        );
+      },
+      { liveness: true },
+    ),
 };
 
 export const endlessLine: Check = {
@@ -54,10 +68,24 @@ export const endlessLine: Check = {
     const reply = await ctx.read(conn);
     const rejected = rejectedOrClosed(reply, ctx.contract.codes["error.invalid-request"]);
     if (!rejected && reply.kind === "timeout") {
-      return fail("8 MiB without an LF drew neither -32600 nor a close: the bridge is buffering without bound or has stopped reading.", "-32600 (id null), or the connection closed", describeReply(reply));
+      return fail(
+        "8 MiB without an LF drew neither -32600 nor a close: the bridge is buffering without bound or has stopped reading.",
+        "-32600 (id null), or the connection closed",
+        describeReply(reply),
+      );
     }
-    if (!rejected) return fail("An endless line was answered with something other than -32600.", "-32600 (id null) or close", describeReply(reply));
-    if (!(await ctx.alive())) return fail("After an endless line the bridge stopped answering ping on a fresh connection.", "the bridge keeps serving", "no answer to ping");
+    if (!rejected)
+      return fail(
+        "An endless line was answered with something other than -32600.",
+        "-32600 (id null) or close",
+        describeReply(reply),
+      );
+    if (!(await ctx.alive()))
+      return fail(
+        "After an endless line the bridge stopped answering ping on a fresh connection.",
+        "the bridge keeps serving",
+        "no answer to ping",
+      );
     return pass("The endless line was rejected and the bridge still serves.");
   },
 };

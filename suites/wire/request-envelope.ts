@@ -1,29 +1,35 @@
 import { badEnvelope } from "../../generators/badEnvelope.js";
-import { type Check, type CheckContext, describeReply, errorCode, type Finding, fail, pass, type Reply, resultOf, rpc, skip, warn, violation, Fault } from "../harness/check.js";
-import { expectError, expectPong, NO_TOKEN, rejectedOrClosed, statusLimit } from "../harness/expect.js";
-import { collectCompletions, judgeEvents, latestSeq, readEvents, type Completion } from "../harness/events.js";
-import { type Connection, sleep } from "../harness/connection.js";
+import { type Check, describeReply, errorCode, fail, pass, warn } from "../harness/check.js";
 
 export const badEnvelopes: Check = {
   id: "wire.request-envelope/bad-envelope",
   rules: ["wire.request-envelope", "error.invalid-request"],
-  description: "Sends valid JSON that breaks the envelope in one place: jsonrpc missing or not \"2.0\", method missing, empty or not a string, params not an object, roots that are not objects; also params or id missing. Ids of every JSON type. Then checks the bridge still serves.",
+  description:
+    'Sends valid JSON that breaks the envelope in one place: jsonrpc missing or not "2.0", method missing, empty or not a string, params not an object, roots that are not objects; also params or id missing. Ids of every JSON type. Then checks the bridge still serves.',
   note: "a request that breaks the envelope is an invalid request",
   run: (ctx) =>
-    ctx.property(badEnvelope(), async ({ fault, lenient, request }) => {
-      const conn = await ctx.session();
-      const hasId = typeof request === "object" && request !== null && !Array.isArray(request) && "id" in request;
-      const r = await ctx.call(conn, JSON.stringify(request), {
-        expectId: hasId ? (request as { id: unknown }).id : null,
-        orNullId: true,
-        timeoutMs: lenient ? Math.min(ctx.timeoutMs, 1000) : undefined,
-      });
-      if (errorCode(r) === ctx.contract.codes["error.invalid-request"]) return pass("rejected");
-      if (lenient && (r.kind === "response" || r.kind === "timeout")) {
-        return warn(`A request with ${fault} was ${r.kind === "timeout" ? "not answered" : "accepted"} (tolerated; the strict reading rejects it with -32600).`, "-32600", describeReply(r));
-      }
-      return fail(`A request with ${fault} was not rejected as invalid.`, "-32600", describeReply(r));
-    }, { liveness: true }),
+    ctx.property(
+      badEnvelope(),
+      async ({ fault, lenient, request }) => {
+        const conn = await ctx.session();
+        const hasId = typeof request === "object" && request !== null && !Array.isArray(request) && "id" in request;
+        const r = await ctx.call(conn, JSON.stringify(request), {
+          expectId: hasId ? (request as { id: unknown }).id : null,
+          orNullId: true,
+          timeoutMs: lenient ? Math.min(ctx.timeoutMs, 1000) : undefined,
+        });
+        if (errorCode(r) === ctx.contract.codes["error.invalid-request"]) return pass("rejected");
+        if (lenient && (r.kind === "response" || r.kind === "timeout")) {
+          return warn(
+            `A request with ${fault} was ${r.kind === "timeout" ? "not answered" : "accepted"} (tolerated; the strict reading rejects it with -32600).`,
+            "-32600",
+            describeReply(r),
+          );
+        }
+        return fail(`A request with ${fault} was not rejected as invalid.`, "-32600", describeReply(r));
+      },
+      { liveness: true },
+    ),
 };
 
 export const checks: Check[] = [badEnvelopes];

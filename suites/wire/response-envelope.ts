@@ -1,14 +1,12 @@
 import fc from "fast-check";
 import { requestId } from "../../generators/requestId.js";
-import { type Check, type CheckContext, describeReply, errorCode, type Finding, fail, pass, type Reply, resultOf, rpc, skip, warn, violation, Fault } from "../harness/check.js";
-import { expectError, expectPong, NO_TOKEN, rejectedOrClosed, statusLimit } from "../harness/expect.js";
-import { collectCompletions, judgeEvents, latestSeq, readEvents, type Completion } from "../harness/events.js";
-import { type Connection, sleep } from "../harness/connection.js";
+import { type Check, describeReply, fail, pass, rpc } from "../harness/check.js";
 
 export const echoId: Check = {
   id: "wire.response-envelope/echo-id",
   rules: ["wire.response-envelope"],
-  description: "Sends ping, status, observe, events and an unknown method with ids of every JSON type (strings, large and negative numbers, booleans, null, arrays, objects).",
+  description:
+    "Sends ping, status, observe, events and an unknown method with ids of every JSON type (strings, large and negative numbers, booleans, null, arrays, objects).",
   run: (ctx) =>
     ctx.property(
       fc.record({ id: requestId(), method: fc.constantFrom("ping", "status", "observe", "events", "no.such.method") }),

@@ -1,7 +1,4 @@
-import { type Check, type CheckContext, describeReply, errorCode, type Finding, fail, pass, type Reply, resultOf, rpc, skip, warn, violation, Fault } from "../harness/check.js";
-import { expectError, expectPong, NO_TOKEN, rejectedOrClosed, statusLimit } from "../harness/expect.js";
-import { collectCompletions, judgeEvents, latestSeq, readEvents, type Completion } from "../harness/events.js";
-import { type Connection, sleep } from "../harness/connection.js";
+import { type Check, describeReply, fail, pass, resultOf, rpc } from "../harness/check.js";
 
 export const reconnects: Check = {
   id: "wire.sequential-connection/reconnect",
@@ -13,7 +10,8 @@ export const reconnects: Check = {
       const conn = await ctx.session();
       const reply = await ctx.call(conn, rpc("ping", {}, i));
       conn.close();
-      if (resultOf(reply)?.ok !== true) return fail(`Connection ${i} of 5 was not served.`, `{"result":{"ok":true}}`, describeReply(reply));
+      if (resultOf(reply)?.ok !== true)
+        return fail(`Connection ${i} of 5 was not served.`, `{"result":{"ok":true}}`, describeReply(reply));
     }
     return pass("Five consecutive connections were each served.");
   },

@@ -1,9 +1,7 @@
 import fc from "fast-check";
 import { validRequest } from "../../generators/validRequest.js";
-import { type Check, type CheckContext, describeReply, errorCode, type Finding, fail, pass, type Reply, resultOf, rpc, skip, warn, violation, Fault } from "../harness/check.js";
-import { expectError, expectPong, NO_TOKEN, rejectedOrClosed, statusLimit } from "../harness/expect.js";
-import { collectCompletions, judgeEvents, latestSeq, readEvents, type Completion } from "../harness/events.js";
-import { type Connection, sleep } from "../harness/connection.js";
+import type { Check } from "../harness/check.js";
+import { expectPong } from "../harness/expect.js";
 
 export const splitWrites: Check = {
   id: "wire.tcp-stream/split-writes",

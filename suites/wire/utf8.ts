@@ -1,27 +1,35 @@
 import fc from "fast-check";
 import { malformedUtf8 } from "../../generators/malformedUtf8.js";
-import { type Check, type CheckContext, describeReply, errorCode, type Finding, fail, pass, type Reply, resultOf, rpc, skip, warn, violation, Fault } from "../harness/check.js";
-import { expectError, expectPong, NO_TOKEN, rejectedOrClosed, statusLimit } from "../harness/expect.js";
-import { collectCompletions, judgeEvents, latestSeq, readEvents, type Completion } from "../harness/events.js";
-import { type Connection, sleep } from "../harness/connection.js";
+import { type Check, describeReply, fail, pass, rpc } from "../harness/check.js";
+import { expectPong, rejectedOrClosed } from "../harness/expect.js";
 
 export const malformedInput: Check = {
   id: "wire.utf8/malformed",
   rules: ["wire.utf8", "error.parse"],
-  description: "Sends lines holding malformed UTF-8 (overlong forms, encoded surrogates, truncated sequences, invalid leads, lone continuations, code points above U+10FFFF), raw and inside string values; then checks the bridge still serves.",
+  description:
+    "Sends lines holding malformed UTF-8 (overlong forms, encoded surrogates, truncated sequences, invalid leads, lone continuations, code points above U+10FFFF), raw and inside string values; then checks the bridge still serves.",
   run: (ctx) =>
-    ctx.property(malformedUtf8(), async (line) => {
-      const conn = await ctx.session();
-      const reply = await ctx.call(conn, Buffer.concat([line.bytes, Buffer.from("\n")]), { anyId: true });
-      if (rejectedOrClosed(reply, ctx.contract.codes["error.parse"])) return pass("rejected");
-      return fail(`Malformed UTF-8 (${line.fault}, ${line.placement}) was not rejected.`, "-32700 with id null, or the connection closed", describeReply(reply));
-    }, { liveness: true }),
+    ctx.property(
+      malformedUtf8(),
+      async (line) => {
+        const conn = await ctx.session();
+        const reply = await ctx.call(conn, Buffer.concat([line.bytes, Buffer.from("\n")]), { anyId: true });
+        if (rejectedOrClosed(reply, ctx.contract.codes["error.parse"])) return pass("rejected");
+        return fail(
+          `Malformed UTF-8 (${line.fault}, ${line.placement}) was not rejected.`,
+          "-32700 with id null, or the connection closed",
+          describeReply(reply),
+        );
+      },
+      { liveness: true },
+    ),
 };
 
 export const unicodeText: Check = {
   id: "wire.utf8/unicode-text",
   rules: ["wire.utf8"],
-  description: "Sends pings whose string ids hold any Unicode text (astral planes, combining marks, controls as escapes) and reads them back.",
+  description:
+    "Sends pings whose string ids hold any Unicode text (astral planes, combining marks, controls as escapes) and reads them back.",
   note: "localized text survives the round trip",
   run: (ctx) =>
     ctx.property(fc.string({ unit: "grapheme", minLength: 1, maxLength: 30 }), async (id) => {

@@ -1,0 +1,25 @@
+import type { RuleId } from "../../protocol/contract.js";
+import type { BridgeOptions, ReferenceBridge } from "../reference/bridge.js";
+
+// Deliberately broken bridges: each bends the reference in one place and must make
+// the suite fail on the rule it names. They prove every check can fail.
+
+export interface Mutant {
+  name: string;
+  /** The check that must catch it. */
+  check: string;
+  /** The rule a correct suite fails this bridge on (or warns on, for a SHOULD). */
+  breaks: RuleId;
+  verdict: "fail" | "warn";
+  description: string;
+  create(options?: BridgeOptions): ReferenceBridge;
+}
+
+export const mutant = (
+  name: string,
+  check: string,
+  breaks: RuleId,
+  description: string,
+  Bridge: typeof ReferenceBridge,
+  verdict: "fail" | "warn" = "fail",
+): Mutant => ({ name, check, breaks, verdict, description, create: (options) => new Bridge(options) });
