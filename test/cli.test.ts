@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { mutants } from "../bridges/mutants/index.js";
 import { ReferenceBridge } from "../bridges/reference/bridge.js";
+import { contract } from "../protocol/contract.js";
 import { cli, readReport, TEST_TOKEN } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-cli-"));
@@ -77,11 +78,11 @@ describe("CLI against a target", () => {
     expect(r.code).toBe(3);
     expect(r.err).toMatch(/target unreachable: cannot connect to 127.0.0.1:1/);
     const report = readReport(json);
-    expect(report.rules).toHaveLength(50);
+    expect(report.rules).toHaveLength(contract.rules.length);
     expect(report.rules.find((x) => x.id.endsWith("method.ping"))!.verdict).toBe("error");
   });
 
-  it("writes a schemaVersion 1 report with all 50 rules and exits 0 for a conformant bridge", async () => {
+  it("writes a schemaVersion 1 report with every rule of the contract and exits 0 for a conformant bridge", async () => {
     const endpoint = await listening(new ReferenceBridge({ token: TEST_TOKEN }));
     const json = join(dir, "ok.json");
     const r = await cli(
@@ -96,7 +97,7 @@ describe("CLI against a target", () => {
       target: { endpoint, spawned: false },
       seed: 7,
     });
-    expect(report.rules).toHaveLength(50);
+    expect(report.rules).toHaveLength(contract.rules.length);
     for (const rule of report.rules) expect(["pass", "skip", "warn"]).toContain(rule.verdict);
     expect(r.out).toContain("ai-control-protocol.wire.ndjson");
   });
@@ -193,7 +194,7 @@ describe("CLI against a target", () => {
   it("lists every rule with how it is observed and its checks", async () => {
     const r = await cli(["--list"]);
     expect(r.code).toBe(0);
-    expect(r.out.match(/^ai-control-protocol\./gm)).toHaveLength(50);
+    expect(r.out.match(/^ai-control-protocol\./gm)).toHaveLength(contract.rules.length);
     expect(r.out).toMatch(/ai-control-protocol.security.shipping-build {2}\[SHOULD, none\]/);
   });
 

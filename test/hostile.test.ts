@@ -3,6 +3,7 @@ import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { contract } from "../protocol/contract.js";
 import { cli, readReport } from "./helpers.js";
 import { lineServer, rawServer } from "./servers.js";
 
@@ -30,7 +31,7 @@ async function runAgainst(port: number, extra: string[] = []) {
     ...extra,
   ]);
   const report = readReport(json);
-  expect(report.rules).toHaveLength(50);
+  expect(report.rules).toHaveLength(contract.rules.length);
   const verdict = (id: string) => report.rules.find((r) => r.id === `ai-control-protocol.${id}`)!.verdict;
   return { code, out, err, report, verdict };
 }
