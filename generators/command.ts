@@ -1,16 +1,10 @@
 import fc from "fast-check";
-import { contract, type RuleId } from "../protocol/contract.js";
+import { contract, type FieldKind } from "../protocol/contract.js";
 
-export type FieldKind = "identifier" | "integer" | "string" | "boolean";
+export type { FieldKind };
 
-/** The 10 optional standard command fields, read off the contract: name, rule, and the JSON type it takes. */
-export const COMMAND_FIELDS: readonly { field: string; rule: RuleId; kind: FieldKind }[] = contract.rules
-  .filter((r) => r.group === "command" && r.id !== "command.type")
-  .map((r) => ({
-    field: r.title,
-    rule: r.id,
-    kind: r.valueType === "project identifier" ? "identifier" : (r.valueType as FieldKind),
-  }));
+/** The optional standard command fields, as the contract lists them: name, rule, and the JSON type it takes. */
+export const COMMAND_FIELDS = contract.commandFields;
 
 export interface CommandConstraints {
   /** Command types to draw from (e.g. the bridge's availableActions); random names are mixed in. Default: none, random only. */

@@ -25,6 +25,12 @@ export function requestId(constraints: RequestIdConstraints = {}): fc.Arbitrary<
   if (!structured) return scalar;
   return fc.oneof(
     { weight: 4, arbitrary: scalar },
-    { weight: 1, arbitrary: fc.jsonValue({ maxDepth }).map((v) => JSON.parse(JSON.stringify(v)) as unknown) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .jsonValue({ maxDepth })
+        .map((v) => JSON.parse(JSON.stringify(v)) as unknown)
+        .filter((v) => nullable || v !== null),
+    },
   );
 }

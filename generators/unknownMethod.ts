@@ -16,5 +16,6 @@ export function unknownMethod(constraints: UnknownMethodConstraints = {}): fc.Ar
       how === "upper" ? m.toUpperCase() : how === "suffix" ? `${m}s` : how === "prefix" ? `rpc.${m}` : ` ${m}`,
     );
   const any = fc.string({ unit: "grapheme", minLength: 1, maxLength });
-  return fc.oneof(nearMiss, any).filter((m) => m !== "" && !known.includes(m));
+  const graphemes = (m: string) => [...new Intl.Segmenter().segment(m)].length;
+  return fc.oneof(nearMiss, any).filter((m) => m !== "" && !known.includes(m) && graphemes(m) <= maxLength);
 }
