@@ -13,6 +13,7 @@ import { redactor, STRONG_TOKEN_LENGTH } from "../suites/harness/redact.js";
 import { allChecks } from "../suites/index.js";
 import { UNCOVERED } from "./aggregate.js";
 import { applyBaseline, type Baseline, baselineSection, loadBaseline } from "./baseline.js";
+import { runClientMode } from "./client.js";
 import { compareReports, formatChanges } from "./compare.js";
 import { loadCorpus, saveFailures } from "./corpus.js";
 import { mergeReports } from "./merge.js";
@@ -92,6 +93,8 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
     ...(io.env.GITHUB_STEP_SUMMARY ? [markdownReporter(undefined, io.env)] : []),
   ];
 
+  if (positionals[0] === "client") return clientMode(values, positionals.slice(1), io, deps, reporters);
+  if (values.exec) throw new UsageError('--exec tests a client: run "aicontrol-conformance client --exec CMD"');
   if (values.compare && positionals.length === 1 && !values.merge) {
     const changes = compareReports(
       readReportFile(values.compare, "--compare"),
@@ -262,6 +265,38 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
   if (unreachable || report.blocked) return { code: EXIT.unreachable, report };
   if (deps.signal?.aborted) return { code: EXIT.interrupted, report };
   return { code: verdictCode(report, baseline, contract, human, values.allowUncovered), report };
+}
+
+/** Client mode: the tool plays a hostile bridge for the command given with --exec. */
+async function clientMode(
+  values: Values,
+  rest: string[],
+  io: Io,
+  deps: Deps,
+  reporters: () => Reporter[],
+): Promise<Outcome> {
+  if (rest.length) throw new UsageError(`unexpected argument "${rest[0]}" after "client"`);
+  if (!values.exec)
+    throw new UsageError('client mode needs the client command: client --exec "CMD {host} {port} {timeout}"');
+  if (values.endpoint || values.spawn) throw new UsageError("client mode takes --exec, not --endpoint or --spawn");
+  const contract = values.contract ? readContract(values.contract) : shipped;
+  const outputs = reportOutputs(values);
+  checkWritable(outputs);
+  const report = await runClientMode({
+    contract,
+    command: values.exec,
+    clientTimeoutMs: values.clientTimeout ?? 1000,
+    seed: values.seed ?? Math.floor(Math.random() * 2 ** 31),
+    runs: values.runs ?? PROFILES[(values.profile ?? "standard") as Profile],
+    strict: values.strict ?? false,
+    selected: ruleSelector(values.rules ?? [], values.skip ?? [], contract),
+    env: io.env,
+    reporters: reporters(),
+    log: (line) => io.err(`${line}\n`),
+    signal: deps.signal,
+  });
+  if (deps.signal?.aborted) return { code: EXIT.interrupted, report };
+  return { code: verdictCode(report, undefined, contract, io.out, values.allowUncovered), report };
 }
 
 function readContract(file: string): Contract {

@@ -41,6 +41,20 @@ export const OPTIONS = {
     arg: '"CMD ..."',
     description: 'start the bridge; its port is read from the first stdout line holding a JSON object with "port"',
   },
+  exec: {
+    kind: "string",
+    group: "Target",
+    arg: '"CMD {host} {port} {timeout} ..."',
+    description: "client mode (`aicontrol-conformance client --exec ...`): the client command to test",
+  },
+  "client-timeout": {
+    kind: "duration",
+    group: "Target",
+    unit: "ms",
+    max: HOUR,
+    default: 1000,
+    description: "client mode: the timeout substituted for {timeout} (in seconds) in the client command",
+  },
   "token-env": {
     kind: "string",
     group: "Target",

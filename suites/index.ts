@@ -14,7 +14,8 @@ async function discover(): Promise<Check[]> {
   const root = new URL("./", import.meta.url);
   const ext = extname(new URL(import.meta.url).pathname); // .ts under vitest, .js when built
   const groups = readdirSync(root, { withFileTypes: true })
-    .filter((d) => d.isDirectory() && d.name !== "harness")
+    // harness/ is the wire client; client/ holds the checks of client mode, with a catalogue of its own.
+    .filter((d) => d.isDirectory() && d.name !== "harness" && d.name !== "client")
     .map((d) => d.name)
     .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   const checks: Check[] = [];
