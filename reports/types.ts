@@ -20,6 +20,11 @@ export interface Report {
   baseline?: { file: string; known: { id: string; reason: string }[]; stale: { id: string; reason: string }[] };
   /** Why no check could run (the target was unreachable, a token is missing): the root cause, once. */
   blocked?: string;
+  /**
+   * The bridge stopped serving a duty after a check broke it (and could not be restarted):
+   * later checks that need it are `error` (inconclusive), and this is their root cause.
+   */
+  stopped?: { duty: "completions" | "replies"; after: string; detail: string };
   /** A spawned bridge that died during the run: how it ended and its last stderr lines. */
   targetExits?: { check?: string; exit: string; stderr: string }[];
   rules: RuleReport[];

@@ -4,6 +4,7 @@ import type { Contract, RuleId } from "../protocol/contract.js";
 import { VERDICT_ORDER } from "../protocol/verdict.js";
 import { fanOut } from "../reports/index.js";
 import type { CheckReport, Report, Reporter } from "../reports/types.js";
+import { canary, type Health } from "../suites/harness/canary.js";
 import { type Check, type Finding, requirementOf } from "../suites/harness/check.js";
 import { Connection } from "../suites/harness/connection.js";
 import { Harness } from "../suites/harness/harness.js";
@@ -75,6 +76,7 @@ export async function run(options: RunOptions): Promise<Report> {
     ? await preflightProblem(options)
     : { kind: "unreachable", problem: `target unreachable: ${options.unreachable ?? "unknown"}`, stillRun: [] };
   const results = new Map<string, CheckResult>();
+  let stopped: Report["stopped"];
   if (blocked && blocked.stillRun.length === 0) {
     // One root cause, said once: no check can reach a verdict, so none is run or listed.
     for (const check of chosen) {
@@ -100,11 +102,22 @@ export async function run(options: RunOptions): Promise<Report> {
       await fanOut(reporters, "onCheckStart", log, info, index, chosen.length);
       const t0 = Date.now();
       if (options.signal?.aborted) stop = { problem: "not run: the run was interrupted", interrupted: true };
-      let finding: Finding =
-        stop && !blocked?.stillRun.includes(check.id)
-          ? { verdict: stop.interrupted ? "skip" : "error", message: stop.problem }
-          : await runWithCase(check, options, log);
-      if (!stop && (finding.verdict === "fail" || finding.verdict === "error")) stop = await lostTarget(check, options);
+      let finding: Finding;
+      if (stop && !blocked?.stillRun.includes(check.id)) {
+        finding = { verdict: stop.interrupted ? "skip" : "error", message: stop.problem };
+      } else if (stopped && check.needs?.includes(stopped.duty as "completions")) {
+        finding = { verdict: "error", message: inconclusive(stopped) };
+      } else {
+        finding = await runWithCase(check, options, log);
+      }
+      if (!stop && (finding.verdict === "fail" || finding.verdict === "error")) {
+        stop = await lostTarget(check, options);
+        if (!stop && !stopped) {
+          const after = await healthAfter(check, options);
+          if (after && "problem" in after) stop = after;
+          else stopped = after;
+        }
+      }
       if (options.strict && finding.verdict === "warn") {
         finding = {
           ...finding,
@@ -132,6 +145,7 @@ export async function run(options: RunOptions): Promise<Report> {
     durationMs: Date.now() - started,
     summary: summarize(rules),
     ...(blocked && blocked.stillRun.length === 0 ? { blocked: blocked.problem } : {}),
+    ...(stopped ? { stopped } : {}),
     rules,
   };
   if (options.baseline) report.baseline = baselineSection(report, options.baseline, contract.prefix);
@@ -236,6 +250,39 @@ async function lostTarget(check: Check, o: RunOptions): Promise<{ problem: strin
       problem: `the bridge stopped accepting connections during ${check.id}, so nothing after it can be judged`,
     };
   }
+}
+
+const inconclusive = (s: NonNullable<Report["stopped"]>) =>
+  `inconclusive: the bridge stopped completing commands after ${s.after} (${s.detail}), so this check cannot be judged`;
+
+/**
+ * After a failing check: does the bridge still answer and complete commands? One this tool
+ * owns is restarted; at an endpoint, a bridge that no longer answers stops the run, and one
+ * that no longer completes commands makes the checks that need completions inconclusive.
+ */
+async function healthAfter(check: Check, o: RunOptions): Promise<{ problem: string } | Report["stopped"]> {
+  let health: Health | undefined;
+  const probe: Check = {
+    id: "canary",
+    rules: [],
+    description: "",
+    run: async (ctx) => {
+      health = await canary(ctx);
+      return { verdict: "pass", message: "probed" };
+    },
+  };
+  const probed = await runCheck(probe, o);
+  health ??= { replies: false, completions: false, detail: probed.message };
+  if (health.replies && health.completions) return undefined;
+  if (o.target?.restart) {
+    await o.target.restart();
+    return undefined;
+  }
+  if (!health.replies)
+    return {
+      problem: `the bridge stopped answering after ${check.id} (${health.detail}), so nothing after it can be judged`,
+    };
+  return { duty: "completions", after: check.id, detail: health.detail };
 }
 
 /** A check, with its saved or replayed case where there is one. */

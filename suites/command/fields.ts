@@ -8,6 +8,7 @@ import { act, advertisedTypes, judgeCompletion } from "../harness/lifecycle.js";
 export const fieldChecks: Check[] = contract.commandFields.map(({ field, rule, kind }) => ({
   id: `${rule}/typed`,
   rules: [rule, "integration.command-completion"],
+  needs: ["completions"],
   description: `Calls act with ${field} set to well- and ill-typed values (command types from observation.availableActions and at random), and follows each accepted command to its completion.`,
   note: "an ill-typed value is rejected as invalid params, or accepted and completed; never accepted and then left silent",
   async run(ctx) {

@@ -31,8 +31,17 @@ export interface Check {
   description: string;
   /** How the check reads the rule, where the contract's words alone do not say it. */
   note?: string;
+  /**
+   * What the bridge must still do for this check to reach a verdict. Once an earlier check
+   * left the bridge no longer completing commands, a check that needs completions is
+   * inconclusive, not failed.
+   */
+  needs?: readonly Duty[];
   run(ctx: CheckContext): Promise<Finding>;
 }
+
+/** A duty a bridge serves that later checks rely on. */
+export type Duty = "completions";
 
 /** The requirement a check judges, in the contract's words. */
 export function requirementOf(check: Check, contract: Contract): string {

@@ -236,6 +236,7 @@ class Garbage implements SessionCommand {
 export const statefulSession: Check = {
   id: "validation.protocol-smoke/stateful",
   rules: ["validation.protocol-smoke"],
+  needs: ["completions"],
   description:
     "Runs random sessions of auth (right and wrong), ping, status, observe, events with cursors, act, reconnects and malformed lines, checking each reply against a model of the session; then waits for every accepted command to complete.",
   async run(ctx) {

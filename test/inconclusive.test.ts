@@ -1,0 +1,51 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { mutants } from "../bridges/mutants/index.js";
+import { cli, readReport, TEST_TOKEN } from "./helpers.js";
+
+const dir = mkdtempSync(join(tmpdir(), "aicc-inconclusive-"));
+
+describe("a bridge that an earlier check broke", () => {
+  it("is blamed once: later checks that need completions are inconclusive, not failed", async () => {
+    // Its game loop dies on the first ill-typed integer field: at an endpoint it cannot be restarted.
+    const bridge = mutants.find((m) => m.name === "drain-dies-on-ill-typed")!.create({ token: TEST_TOKEN });
+    const { port } = await bridge.listen();
+    try {
+      const json = join(dir, "report.json");
+      const r = await cli(
+        [
+          "--endpoint",
+          `127.0.0.1:${port}`,
+          "--rules",
+          "command.*",
+          "--profile",
+          "quick",
+          "--seed",
+          "3",
+          "--timeout",
+          "400ms",
+          "--json",
+          json,
+        ],
+        { FONLINE_AI_TOKEN: TEST_TOKEN },
+      );
+      expect(r.code).toBe(1);
+      const report = readReport(json);
+      const verdict = (id: string) => report.rules.find((x) => x.id.endsWith(`.${id}`))!.verdict;
+      // The identifier fields come first and pass; x kills the loop and fails; the rest cannot be judged.
+      expect(verdict("command.target-id")).toBe("pass");
+      expect(verdict("command.x")).toBe("fail");
+      for (const id of ["command.y", "command.screen-x", "command.int-arg", "command.string-arg", "command.append"]) {
+        expect(verdict(id), id).toBe("error");
+      }
+      expect(report.stopped).toMatchObject({ duty: "completions", after: "command.x/typed" });
+      const later = report.rules.find((x) => x.id.endsWith(".command.y"))!.checks[0]!;
+      expect(later.message).toMatch(/^inconclusive: the bridge stopped completing commands after command.x\/typed/);
+      expect(r.out).toMatch(/stopped completing commands after command.x\/typed/);
+    } finally {
+      await bridge.close();
+    }
+  });
+});
