@@ -1,67 +1,101 @@
-import { type Check, describeReply, errorCode, fail, pass, type Reply, resultOf, rpc, warn } from "../harness/check.js";
-import { collectCompletions, latestSeq } from "../harness/events.js";
+import { type Check, describeReply, errorCode, type Finding, fail, pass, rpc, skip } from "../harness/check.js";
+import { sleep } from "../harness/connection.js";
 import { statusLimit } from "../harness/expect.js";
-import { act } from "../harness/lifecycle.js";
+import { emptyQueue, Ledger } from "../integration/bounded-state.js";
+
+/** Rejections to see: the first, where the flood fills the queue, then each after a completion freed one slot. */
+const ROUNDS = 4;
 
 export const queueFull: Check = {
   id: "error.queue-full/flood",
   rules: ["error.queue-full", "integration.bounded-state"],
   description:
-    "Floods act on one connection (bounded in count and time) until -32002, then follows every accepted command to its completion and checks the bridge accepts again once drained.",
+    "Waits for an empty queue, then floods act on one connection (bounded in count and time), reading events between acts, until -32002; then, three times, waits for one completion and acts until -32002 again, so acts land exactly at the limit; then follows every accepted command to its completion and checks act is accepted again.",
+  note: "a command counts against maxQueuedCommands from its acceptance until its completion event: -32002 exactly when maxQueuedCommands are outstanding, never with fewer, and never an acceptance with that many",
   async run(ctx) {
     const conn = await ctx.session();
-    const capacity = await statusLimit(ctx, conn, "maxQueuedCommands");
-    if (typeof capacity !== "number") return capacity;
-    const cursor = await latestSeq(ctx, conn);
-    const accepted = new Set<number>();
-    let full: Reply | undefined;
-    const attempts = capacity * 4 + 100;
+    const max = await statusLimit(ctx, conn, "maxQueuedCommands");
+    if (typeof max !== "number") return max;
+    const busy = await emptyQueue(ctx, conn);
+    if (busy) return busy;
+    const ledger = await Ledger.open(ctx, conn);
+    const code = ctx.contract.codes["error.queue-full"];
+    let verdict: Finding | undefined;
+    let rejections = 0;
+    let mostAtAcceptance = 0; // the most commands that may have been outstanding when one was accepted
+    const attempts = max * 4 + 100;
     const stopAt = Date.now() + Math.min(ctx.timeBudgetMs, 10_000);
     for (let i = 0; i < attempts && Date.now() < stopAt; i++) {
-      const reply = await ctx.call(conn, rpc("act", { type: "conformance.flood", intArg: i }, i));
-      const seq = resultOf(reply)?.commandSeq;
-      if (Number.isSafeInteger(seq)) {
-        accepted.add(seq as number);
+      const { reply, atMost, atLeast, commandSeq } = await ledger.send(
+        rpc("act", { type: "conformance.flood", intArg: i }, i),
+      );
+      if (commandSeq !== undefined) {
+        mostAtAcceptance = Math.max(mostAtAcceptance, atMost);
+        if (atLeast >= max) {
+          verdict = fail(
+            `act was accepted while at least ${atLeast} accepted commands had not completed, with maxQueuedCommands ${max}: the queue took more than its limit.`,
+            `-32002 while ${max} accepted commands are outstanding`,
+            `${describeReply(reply)} (${ledger.accepted.size - 1} accepted before it, completions of at most ${ledger.accepted.size - 1 - atLeast} of them seen or possible)`,
+            ["error.queue-full", "integration.bounded-state"],
+          );
+          break;
+        }
         continue;
       }
-      if (errorCode(reply) === ctx.contract.codes["error.queue-full"]) {
-        full = reply;
+      if (errorCode(reply) !== code) {
+        verdict = fail(
+          "act during the flood got neither an acceptance nor -32002.",
+          "accepted, or -32002 once the queue is full",
+          describeReply(reply),
+          ["error.queue-full"],
+        );
         break;
       }
-      return fail(
-        "act during the flood got neither an acceptance nor -32002.",
-        "accepted, or -32002 once the queue is full",
-        describeReply(reply),
-        ["error.queue-full"],
-      );
+      if (atMost < max && ledger.foreign === 0) {
+        verdict = fail(
+          `act was rejected with -32002 while at most ${atMost} accepted commands were outstanding, below maxQueuedCommands ${max}.`,
+          `accepted while fewer than ${max} are outstanding`,
+          `${describeReply(reply)} (${ledger.accepted.size} accepted, ${ledger.done.size} of them seen completed before it)`,
+          ["error.queue-full"],
+        );
+        break;
+      }
+      if (++rejections >= ROUNDS) break;
+      // Wait for one completion: the next act then lands with exactly one slot free, and the one after on a full queue.
+      const done = ledger.done.size;
+      const until = Date.now() + ctx.timeoutMs * 2;
+      while (ledger.done.size === done && ledger.pending.length > 0 && Date.now() < until)
+        if (!(await ledger.poll())) await sleep(1);
     }
-    const done = await collectCompletions(ctx, conn, cursor, accepted);
-    const lost = [...accepted].filter((s) => !done.has(s));
-    if (lost.length) {
+    await ledger.drain();
+    const lost = ledger.provablyLost;
+    if (lost > 0) {
+      const never = ledger.pending;
       return fail(
-        `${lost.length} of ${accepted.size} accepted commands never completed: the full queue dropped or overwrote them.`,
+        `${lost} of ${ledger.accepted.size} accepted commands never completed: the queue dropped or overwrote them.`,
         "every accepted command completes; a full queue rejects new ones",
-        `never completed: commandSeq ${lost.slice(0, 10).join(", ")}${lost.length > 10 ? ", …" : ""}`,
+        `no completion seen for commandSeq ${never.slice(0, 10).join(", ")}${never.length > 10 ? ", …" : ""}`,
         ["integration.bounded-state", "error.queue-full"],
       );
     }
-    if (!full)
-      return warn(
-        `The queue never filled: ${accepted.size} acts were all accepted (the bridge drains faster than the tool can fill it), so -32002 was not exercised.`,
-        "-32002 once the queue is full",
-        `${accepted.size} acceptances`,
-        ["error.queue-full"],
+    if (verdict) return verdict;
+    if (rejections === 0)
+      return skip(
+        mostAtAcceptance < max
+          ? `The queue never filled: ${ledger.accepted.size} acts were all accepted with at most ${mostAtAcceptance} outstanding at once (by the completions read between acts), below maxQueuedCommands ${max}: the bridge drains faster than this tool fills it, so -32002 could not be exercised.`
+          : `${ledger.accepted.size} acts were all accepted; the completions read between them left open whether ${max} were ever outstanding at once, so whether -32002 was due cannot be told.`,
       );
-    const again = await act(ctx, conn, { type: "conformance.after-flood" }, "again");
-    if (resultOf(again)?.accepted !== true)
+    const again = await ledger.send(rpc("act", { type: "conformance.after-flood" }, "again"));
+    await ledger.drain();
+    if (again.commandSeq === undefined)
       return fail(
         "After the queue drained, act was still not accepted.",
         "accepted again once drained",
-        describeReply(again),
+        describeReply(again.reply),
         ["error.queue-full"],
       );
     return pass(
-      `The queue filled after ${accepted.size} commands, rejected with -32002, completed all of them, and accepted again.`,
+      `-32002 came exactly at maxQueuedCommands ${max} outstanding, ${rejections} times; all ${ledger.accepted.size} accepted commands completed, and act was accepted again once drained.`,
     );
   },
 };

@@ -1,4 +1,20 @@
-import { type Check, describeReply, fail, pass, resultOf, rpc } from "../harness/check.js";
+import { lookup } from "node:dns/promises";
+import { isIP, type Socket } from "node:net";
+import {
+  type Check,
+  describeReply,
+  errorCode,
+  type Finding,
+  fail,
+  pass,
+  resultOf,
+  rpc,
+  skip,
+} from "../harness/check.js";
+import { type Connection, sleep } from "../harness/connection.js";
+import { readEvents } from "../harness/events.js";
+import { statusLimit } from "../harness/expect.js";
+import { emptyQueue, Ledger } from "../integration/bounded-state.js";
 
 const STATUS_FIELDS: Record<string, (v: unknown) => boolean> = {
   running: (v) => typeof v === "boolean",
@@ -53,4 +69,211 @@ export const statusShape: Check = {
   },
 };
 
-export const checks: Check[] = [statusShape];
+/**
+ * The address a connection reached: the endpoint this tool was pointed at, as connected.
+ * The harness keeps the socket to itself; its peer is read here until the connection exposes it.
+ */
+function peerOf(conn: Connection): { address: string; port: number } | undefined {
+  const socket = (conn as unknown as { socket?: Socket }).socket;
+  const { remoteAddress: address, remotePort: port } = socket ?? {};
+  return typeof address === "string" && typeof port === "number" ? { address, port } : undefined;
+}
+
+/** An IPv4 address as it may appear mapped into IPv6, reduced to one spelling. */
+const plain = (address: string) => address.toLowerCase().replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, "");
+
+/** A bound host that listens on every address of its family: it serves the endpoint too. */
+const WILDCARDS = new Set(["0.0.0.0", "::", "::0", "0:0:0:0:0:0:0:0"]);
+
+/** Whether the host status names is the address connected to: the same address, a wildcard, or a name for it. */
+async function namesAddress(host: string, address: string, timeoutMs: number): Promise<boolean> {
+  if (isIP(host)) return WILDCARDS.has(host.toLowerCase()) || plain(host) === plain(address);
+  if (host === "") return false;
+  const resolved = await Promise.race([
+    lookup(host, { all: true }).catch(() => []),
+    new Promise<{ address: string }[]>((resolve) => setTimeout(() => resolve([]), timeoutMs).unref()),
+  ]);
+  return resolved.some((r) => plain(r.address) === plain(address));
+}
+
+export const statusEndpoint: Check = {
+  id: "method.status/endpoint",
+  rules: ["method.status"],
+  description: "Calls status and compares its host and port with the address and port this connection reached.",
+  note: "status reports the transport state: the host and port it serves, which are the endpoint connected to (a wildcard bind host or a name resolving to that address counts as the same)",
+  async run(ctx) {
+    const conn = await ctx.session();
+    const peer = peerOf(conn);
+    if (!peer)
+      return skip("The address this connection reached could not be read, so status host and port cannot be compared.");
+    const reply = await ctx.call(conn, rpc("status", {}, "endpoint"));
+    const status = resultOf(reply);
+    const shown = `${describeReply(reply)} (connected to ${peer.address} port ${peer.port})`;
+    if (status?.port !== peer.port)
+      return fail(
+        `status.port is ${JSON.stringify(status?.port)}, but this connection reached port ${peer.port}.`,
+        `port: ${peer.port}`,
+        shown,
+      );
+    if (typeof status.host !== "string" || !(await namesAddress(status.host, peer.address, ctx.timeoutMs)))
+      return fail(
+        `status.host is ${JSON.stringify(status.host)}, which is not the address this connection reached (${peer.address}).`,
+        `host: ${peer.address}, a wildcard it is bound through, or a name resolving to it`,
+        shown,
+      );
+    return pass(`status names the endpoint connected to: ${status.host} port ${status.port}.`);
+  },
+};
+
+/** How many commands this check leaves queued at most before reading status as they drain. */
+const QUEUED_SAMPLE = 4;
+
+export const statusQueued: Check = {
+  id: "method.status/queued-commands",
+  rules: ["method.status", "integration.bounded-state"],
+  description: `Waits for an empty queue, acts up to ${QUEUED_SAMPLE} times (at most maxQueuedCommands), then reads status after each completion until all completed, reading events before and after every status call.`,
+  note: "queuedCommands counts accepted commands not yet completed: never more than the completions read before it leave outstanding, never fewer than the events read after it allow, never above maxQueuedCommands",
+  async run(ctx) {
+    const conn = await ctx.session();
+    const max = await statusLimit(ctx, conn, "maxQueuedCommands");
+    if (typeof max !== "number") return max;
+    const busy = await emptyQueue(ctx, conn);
+    if (busy) return busy;
+    const ledger = await Ledger.open(ctx, conn);
+    const k = Math.min(max, QUEUED_SAMPLE);
+    for (let i = 0; i < k; i++) {
+      const { reply, commandSeq } = await ledger.send(
+        rpc("act", { type: "conformance.queued", intArg: i }, `act-${i}`),
+      );
+      if (commandSeq === undefined && errorCode(reply) !== ctx.contract.codes["error.queue-full"])
+        return fail("act was not accepted.", `{"accepted":true,"commandSeq":<integer>}`, describeReply(reply), [
+          "method.act",
+        ]);
+    }
+    let samples = 0;
+    const judge = async (): Promise<Finding | undefined> => {
+      const { reply, atMost, atLeast } = await ledger.send(rpc("status", {}, `status-${samples++}`));
+      const queued = resultOf(reply)?.queuedCommands;
+      const shown = `${describeReply(reply)} (${ledger.accepted.size} accepted; ${atLeast}..${atMost} outstanding by the events read around it)`;
+      if (typeof queued !== "number")
+        return fail("status gives no integer queuedCommands.", "queuedCommands: integer >= 0", shown);
+      if (ledger.foreign > 0) return undefined; // other traffic: its commands count too
+      if (queued > max)
+        return fail(
+          `status reports ${queued} queued commands, over maxQueuedCommands ${max}.`,
+          `queuedCommands <= ${max}`,
+          shown,
+          ["integration.bounded-state"],
+        );
+      if (queued > atMost)
+        return fail(
+          `status reports ${queued} queued commands, but at most ${atMost} accepted commands had not completed.`,
+          `queuedCommands <= ${atMost}`,
+          shown,
+          ["method.status"],
+        );
+      if (queued < atLeast)
+        return fail(
+          `status reports ${queued} queued commands, but at least ${atLeast} accepted commands had not completed.`,
+          `queuedCommands >= ${atLeast}`,
+          shown,
+          ["method.status"],
+        );
+      return undefined;
+    };
+    let wrong = await judge();
+    const until = () => Date.now() + ctx.timeoutMs * 2;
+    let quietUntil = until();
+    while (!wrong && ledger.pending.length > 0 && Date.now() < quietUntil) {
+      if (await ledger.poll()) {
+        quietUntil = until();
+        wrong = await judge();
+      } else await sleep(2);
+    }
+    wrong ??= await judge(); // all completed: the count is back to zero
+    if (wrong) return wrong;
+    if (ledger.foreign > 0)
+      return skip(
+        `Completions of ${ledger.foreign} commands this check did not send arrived meanwhile: other traffic shares the queue, so its count cannot be checked against this check's commands.`,
+      );
+    if (ledger.pending.length > 0)
+      return skip(
+        `${ledger.pending.length} of this check's commands showed no completion, so queuedCommands could not be followed back to zero (integration.command-completion judges completion).`,
+      );
+    return pass(
+      `queuedCommands agreed with the commands accepted and not completed in ${samples} readings, back to 0 once all ${ledger.accepted.size} completed.`,
+    );
+  },
+};
+
+export const statusSequences: Check = {
+  id: "method.status/sequences",
+  rules: ["method.status", "method.events"],
+  description:
+    "Calls observe, status and observe again, makes sure at least one event exists, then reads the whole history from the start, paging with the cursor, and reads past its end.",
+  note: "status.observationSeq is the latest observation sequence, so it lies between the observe before and the one after; latestSeq is the newest retained event's seq",
+  async run(ctx) {
+    const conn = await ctx.session();
+    const seqOf = async (method: string, id: string) => {
+      const reply = await ctx.call(conn, rpc(method, {}, id));
+      return { reply, seq: resultOf(reply)?.observationSeq };
+    };
+    const before = await seqOf("observe", "observe-before");
+    const status = await seqOf("status", "status");
+    const after = await seqOf("observe", "observe-after");
+    if (![before, status, after].every((r) => Number.isSafeInteger(r.seq)))
+      return fail(
+        "observe or status gave no integer observationSeq.",
+        "observationSeq: integer in both",
+        [before, status, after].map((r) => describeReply(r.reply)).join(" / "),
+      );
+    const [a, b, c] = [before.seq as number, status.seq as number, after.seq as number];
+    if (b < a || b > c)
+      return fail(
+        `status.observationSeq ${b} is not between the observationSeq of the observe before (${a}) and after (${c}).`,
+        `${a} <= status.observationSeq <= ${c}`,
+        describeReply(status.reply),
+        ["method.status"],
+      );
+    // latestSeq can only be compared with a retained event: make one where the history is empty.
+    const limit = ctx.contract.limits.eventsLimitMax;
+    if ((await readEvents(ctx, conn, 0, 1)).events.length === 0) {
+      const busy = await emptyQueue(ctx, conn);
+      if (busy) return busy;
+      const ledger = await Ledger.open(ctx, conn);
+      const made = await ledger.send(rpc("act", { type: "conformance.sequence" }, "act"));
+      if (made.commandSeq === undefined)
+        return fail("act was not accepted, so no event could be made.", "accepted", describeReply(made.reply), [
+          "method.act",
+        ]);
+      await ledger.drain();
+    }
+    const maxEvents = await statusLimit(ctx, conn, "maxEvents");
+    if (typeof maxEvents !== "number") return maxEvents;
+    let cursor = 0;
+    let newest: number | undefined;
+    for (let page = 0; page < Math.ceil(maxEvents / limit) + 3; page++) {
+      const r = await readEvents(ctx, conn, cursor, limit); // judges latestSeq >= every seq returned
+      if (r.events.length > 0) cursor = newest = r.events.at(-1)!.seq;
+      if (r.events.length === limit) continue;
+      // The last page holds the newest event, which eviction never removes: latestSeq names it.
+      if (newest !== undefined && r.latestSeq > newest) {
+        // An event may have arrived between pages; read past the newest seen before judging.
+        const rest = await readEvents(ctx, conn, newest, limit);
+        if (rest.events.length > 0) continue;
+        return fail(
+          `latestSeq is ${rest.latestSeq}, but no event after seq ${newest} is retained.`,
+          "latestSeq = the newest retained seq",
+          `events after ${newest}: none; latestSeq ${rest.latestSeq}`,
+          ["method.events"],
+        );
+      }
+      return pass(
+        `status.observationSeq ${b} lies between observe's ${a} and ${c}; latestSeq ${r.latestSeq} names the newest retained event.`,
+      );
+    }
+    return skip("The history kept growing while it was paged, so its end was not reached.");
+  },
+};
+
+export const checks: Check[] = [statusShape, statusEndpoint, statusQueued, statusSequences];

@@ -1,0 +1,285 @@
+import {
+  type Check,
+  type CheckContext,
+  describeReply,
+  errorCode,
+  type Finding,
+  fail,
+  pass,
+  type Reply,
+  resultOf,
+  rpc,
+  skip,
+} from "../harness/check.js";
+import { type Connection, sleep } from "../harness/connection.js";
+import { latestSeq, readEvents } from "../harness/events.js";
+import { statusLimit } from "../harness/expect.js";
+
+// The bridge drains its queue concurrently with the tool, so the number of accepted commands not yet
+// completed is never read directly: it is bracketed. Completion events read just before a request prove a
+// lower count of completions (an upper bound on what is outstanding); the event seqs the history may
+// still hide just after it prove an upper count (a lower bound). Event seqs are strictly increasing
+// integers, so between the start and latestSeq there are at most latestSeq - start events: every slot
+// not seen is counted as a completion that may have happened, which keeps the bound sound even when the
+// history evicted events before the tool read them.
+
+/** This check's commands and what the event history proves about how many are still outstanding. */
+export class Ledger {
+  /** commandSeqs of this check's accepted commands. */
+  readonly accepted = new Set<number>();
+  /** commandSeq -> seq of its completion event, for this check's completions seen so far. */
+  readonly done = new Map<number, number>();
+  /** commandSeqs completed more than once. */
+  readonly duplicates: number[] = [];
+  /** Every event seq seen after the start. */
+  readonly seen = new Set<number>();
+  /** Completions of commands this check did not send: other traffic. */
+  foreign = 0;
+  cursor: number;
+  latest: number;
+  /** No request since the last poll: its bounds still hold. */
+  private fresh = false;
+
+  private constructor(
+    private readonly ctx: CheckContext,
+    readonly conn: Connection,
+    readonly start: number,
+  ) {
+    this.cursor = start;
+    this.latest = start;
+  }
+
+  static async open(ctx: CheckContext, conn: Connection): Promise<Ledger> {
+    return new Ledger(ctx, conn, await latestSeq(ctx, conn));
+  }
+
+  /** Reads every event after the cursor; true when any was new. */
+  async poll(): Promise<boolean> {
+    const limit = this.ctx.contract.limits.eventsLimitMax;
+    const before = this.seen.size;
+    for (;;) {
+      const page = await readEvents(this.ctx, this.conn, this.cursor, limit);
+      for (const { seq, event } of page.events) {
+        this.seen.add(seq);
+        this.cursor = seq;
+        if (event.type !== "command_completed") continue;
+        const commandSeq = event.commandSeq as number;
+        if (!this.accepted.has(commandSeq)) this.foreign++;
+        else if (this.done.has(commandSeq)) this.duplicates.push(commandSeq);
+        else this.done.set(commandSeq, seq);
+      }
+      this.latest = Math.max(this.latest, page.latestSeq);
+      if (page.events.length < limit) break;
+    }
+    this.fresh = true;
+    return this.seen.size > before;
+  }
+
+  /** Polls unless nothing was sent since the last poll. */
+  async settle(): Promise<void> {
+    if (!this.fresh) await this.poll();
+  }
+
+  /** Accepted commands certainly not completed as of the last poll (before a request: at most this many are outstanding). */
+  get atMost(): number {
+    return this.accepted.size - this.done.size;
+  }
+
+  /**
+   * Of `among` (commands accepted before a request), how many may still have been outstanding
+   * when it was served, as of a poll after its reply: the fewest the queue can have held.
+   */
+  atLeast(among: Set<number>): number {
+    const seenDone = [...this.done.keys()].filter((s) => among.has(s)).length;
+    const unseen = Math.max(0, this.latest - this.start - this.seen.size);
+    return among.size - Math.min(among.size, seenDone + unseen);
+  }
+
+  /** Sends `request`, judging what was outstanding when the bridge served it. */
+  async send(request: object): Promise<{ reply: Reply; atMost: number; atLeast: number; commandSeq?: number }> {
+    await this.settle();
+    const among = new Set(this.accepted);
+    const atMost = this.atMost;
+    this.fresh = false;
+    const reply = await this.ctx.call(this.conn, request);
+    const seq = resultOf(reply)?.commandSeq;
+    const commandSeq = Number.isSafeInteger(seq) && resultOf(reply)?.accepted === true ? (seq as number) : undefined;
+    if (commandSeq !== undefined) this.accepted.add(commandSeq);
+    await this.poll();
+    return { reply, atMost, atLeast: this.atLeast(among), ...(commandSeq === undefined ? {} : { commandSeq }) };
+  }
+
+  /** Accepted commands whose completion was never seen. */
+  get pending(): number[] {
+    return [...this.accepted].filter((s) => !this.done.has(s));
+  }
+
+  /** Accepted commands that cannot have completed, even counting every event seq not seen as one of them. */
+  get provablyLost(): number {
+    return this.atLeast(this.accepted);
+  }
+
+  /**
+   * Polls until every accepted command's completion was seen, or `waitMs` passes with no new event
+   * (a slow but working game loop keeps the wait going).
+   */
+  async drain(waitMs = this.ctx.timeoutMs * 2): Promise<void> {
+    let until = Date.now() + waitMs;
+    await this.settle();
+    while (this.pending.length > 0 && Date.now() < until) {
+      await sleep(2);
+      if (await this.poll()) until = Date.now() + waitMs;
+    }
+  }
+}
+
+/** Waits until status says the queue is empty, so commands left by earlier checks do not count as this check's. */
+export async function emptyQueue(ctx: CheckContext, conn: Connection): Promise<Finding | undefined> {
+  let last = Number.POSITIVE_INFINITY;
+  let until = Date.now() + ctx.timeoutMs * 2;
+  for (let i = 0; ; i++) {
+    const queued = resultOf(await ctx.call(conn, rpc("status", {}, `empty-${i}`)))?.queuedCommands;
+    if (queued === 0) return undefined;
+    if (typeof queued !== "number")
+      return fail("status gives no integer queuedCommands.", "queuedCommands: integer >= 0", String(queued), [
+        "method.status",
+      ]);
+    if (queued < last) until = Date.now() + ctx.timeoutMs * 2;
+    last = queued;
+    if (Date.now() >= until)
+      return skip(
+        `The queue never emptied (status kept reporting ${queued} queued commands with none completing): commands from other traffic or a stalled game loop, so this check's own count cannot be told apart.`,
+      );
+    await sleep(5);
+  }
+}
+
+interface History {
+  seqs: number[];
+  latestSeq: number;
+  /** status.events read between the pages. */
+  status: Record<string, unknown> | undefined;
+  statusReply: Reply;
+  /** latestSeq did not move while the pages and status were read: one state, read whole. */
+  consistent: boolean;
+}
+
+/** The whole retained history from the start, paged with the cursor, with status read in the same state. */
+async function readHistory(ctx: CheckContext, conn: Connection, maxEvents: number): Promise<History> {
+  const limit = ctx.contract.limits.eventsLimitMax;
+  const seqs: number[] = [];
+  let cursor = 0;
+  let first: number | undefined;
+  let last = 0;
+  // A history of maxEvents takes maxEvents / limit pages; a few more absorb events arriving meanwhile.
+  for (let page = 0; page < Math.ceil(maxEvents / limit) + 3; page++) {
+    const r = await readEvents(ctx, conn, cursor, limit);
+    first ??= r.latestSeq;
+    last = r.latestSeq;
+    seqs.push(...r.events.map((e) => e.seq));
+    if (r.events.length < limit) break;
+    cursor = r.events.at(-1)!.seq;
+  }
+  const statusReply = await ctx.call(conn, rpc("status", {}, "status-history"));
+  const after = await latestSeq(ctx, conn);
+  return {
+    seqs,
+    latestSeq: last,
+    status: resultOf(statusReply),
+    statusReply,
+    consistent: first === last && last === after,
+  };
+}
+
+export const historyExact: Check = {
+  id: "integration.bounded-state/history-exact",
+  rules: ["integration.bounded-state", "method.status", "method.events"],
+  description:
+    "Makes sure more than maxEvents events have existed (completing commands, paced by the queue, only as many as the history lacks), then reads the whole history from the start, paging with the cursor, and status in the same state.",
+  note: "once more than maxEvents events exist, exactly maxEvents are retained, the evicted ones are the oldest, status.events counts them, and latestSeq is the newest retained seq",
+  async run(ctx) {
+    const conn = await ctx.session();
+    const maxEvents = await statusLimit(ctx, conn, "maxEvents");
+    if (typeof maxEvents !== "number") return maxEvents;
+    const maxQueued = await statusLimit(ctx, conn, "maxQueuedCommands");
+    if (typeof maxQueued !== "number") return maxQueued;
+    const observed = new Set((await readHistory(ctx, conn, maxEvents)).seqs);
+    // Fill: keep the queue topped up while reading events, until more than maxEvents distinct seqs were seen.
+    const ledger = await Ledger.open(ctx, conn);
+    const t0 = Date.now();
+    let acts = 0;
+    while (observed.size <= maxEvents) {
+      for (const s of ledger.seen) observed.add(s);
+      if (observed.size > maxEvents) break;
+      const elapsed = Date.now() - t0;
+      const made = ledger.done.size;
+      // A few completions measure the pace; it says whether the rest fits the budget.
+      const needed = maxEvents + 1 - observed.size;
+      const perEvent = elapsed / Math.max(1, made);
+      if ((made >= 3 && elapsed + perEvent * needed > ctx.timeBudgetMs) || elapsed > ctx.timeBudgetMs)
+        return skip(
+          `Making the ${needed} more events that exceed maxEvents ${maxEvents} would take about ${Math.round((perEvent * needed) / 1000)} s at this bridge's pace (${perEvent.toFixed(1)} ms an event), over this profile's ${ctx.timeBudgetMs / 1000} s budget (--profile thorough allows more).`,
+        );
+      if (ledger.atMost < maxQueued) {
+        const { reply } = await ledger.send(rpc("act", { type: "conformance.history", intArg: acts }, `fill-${acts}`));
+        acts++;
+        const full = errorCode(reply) === ctx.contract.codes["error.queue-full"];
+        if (full && ledger.atMost === 0)
+          return skip(
+            "act was rejected as queue-full with none of this check's commands outstanding (see error.queue-full).",
+          );
+        if (resultOf(reply)?.accepted !== true && !full)
+          return fail("act was not accepted, so no events could be made.", "accepted", describeReply(reply), [
+            "method.act",
+          ]);
+      } else if (!(await ledger.poll())) await sleep(2);
+    }
+    // One state read whole: wait out this check's own completions, then read until nothing moved meanwhile.
+    await ledger.drain();
+    let history = await readHistory(ctx, conn, maxEvents);
+    for (let i = 0; !history.consistent && i < 5; i++) {
+      await sleep(10);
+      history = await readHistory(ctx, conn, maxEvents);
+    }
+    if (!history.consistent)
+      return skip("Events kept arriving while the history was read, so no one state of it could be read whole.");
+    const { seqs } = history;
+    const shown = `${seqs.length} retained, seq ${seqs[0]}..${seqs.at(-1)}; ${observed.size} distinct seqs seen`;
+    if (seqs.length !== maxEvents)
+      return fail(
+        `After ${observed.size} distinct events had existed, the history retained ${seqs.length}, not maxEvents ${maxEvents}.`,
+        `exactly ${maxEvents} retained once more than ${maxEvents} exist`,
+        shown,
+        ["integration.bounded-state"],
+      );
+    const oldest = seqs[0]!;
+    const kept = new Set(seqs);
+    const evictedNewer = [...observed].filter((s) => s > oldest && !kept.has(s)).sort((a, b) => a - b);
+    if (evictedNewer.length)
+      return fail(
+        `The history evicted seq ${evictedNewer.slice(0, 5).join(", ")} but kept the older seq ${oldest}.`,
+        "the evicted events are the oldest",
+        shown,
+        ["integration.bounded-state"],
+      );
+    if (history.status?.events !== seqs.length)
+      return fail(
+        `status.events is ${JSON.stringify(history.status?.events)} while the history holds ${seqs.length} events.`,
+        `status.events = ${seqs.length}, the events retained`,
+        describeReply(history.statusReply),
+        ["method.status"],
+      );
+    if (history.latestSeq !== seqs.at(-1))
+      return fail(
+        `latestSeq is ${history.latestSeq} while the newest retained event is seq ${seqs.at(-1)}.`,
+        "latestSeq = the newest retained seq",
+        shown,
+        ["method.events"],
+      );
+    return pass(
+      `After ${observed.size} distinct events the history held exactly maxEvents ${maxEvents} (the newest), as status.events said.`,
+    );
+  },
+};
+
+export const checks: Check[] = [historyExact];
