@@ -78,4 +78,52 @@ export const precedence: Check = {
   },
 };
 
-export const checks: Check[] = [beforeAuth, precedence];
+export const afterReconnect: Check = {
+  id: "error.unauthorized/after-reconnect",
+  rules: ["error.unauthorized", "method.auth"],
+  description:
+    "Authorizes a connection and closes it, then pings on a new one; authorizes that one, closes it straight " +
+    "after auth, and calls status on a third. The connections are one after another, never two at once.",
+  note: "authorization ends with its connection: not kept for the client's address, nor for the next connection",
+  async run(ctx) {
+    if (!ctx.tokenConfigured) return skip(NO_TOKEN);
+    const unauthorized = ctx.contract.codes["error.unauthorized"];
+    const first = await ctx.session();
+    const pong = await ctx.call(first, rpc("ping", {}, "authorized"));
+    if (resultOf(pong)?.ok !== true)
+      return fail("An authorized connection was not served ping.", `{"result":{"ok":true}}`, describeReply(pong), [
+        "method.auth",
+      ]);
+    first.close();
+    const second = await ctx.connect();
+    const ping = await ctx.call(second, rpc("ping", {}, "after-reconnect"));
+    if (errorCode(ping) !== unauthorized)
+      return fail(
+        "A new connection, opened after an authorized one closed, was not rejected before auth.",
+        `${unauthorized} for ping`,
+        describeReply(ping),
+        ["error.unauthorized"],
+      );
+    const auth = await ctx.call(second, ctx.authRequest("auth-second"));
+    if (resultOf(auth)?.authorized !== true)
+      return fail(
+        "The right token did not authorize a connection opened after another one closed.",
+        `{"result":{"authorized":true}}`,
+        describeReply(auth),
+        ["method.auth"],
+      );
+    second.close();
+    const third = await ctx.connect();
+    const status = await ctx.call(third, rpc("status", {}, "after-second-reconnect"));
+    if (errorCode(status) !== unauthorized)
+      return fail(
+        "A new connection, opened after one closed straight after its auth, was not rejected before auth.",
+        `${unauthorized} for status`,
+        describeReply(status),
+        ["error.unauthorized"],
+      );
+    return pass("Each connection after an authorized one started unauthorized.");
+  },
+};
+
+export const checks: Check[] = [beforeAuth, precedence, afterReconnect];
