@@ -1,7 +1,13 @@
 // Client mode: the tool listens on loopback, starts the client command per case, answers with
 // the case's bytes, and judges what the client did.
 import type { Contract, RuleId } from "../protocol/contract.js";
-import type { Report, Reporter } from "../reports/types.js";
+import { fanOut } from "../reports/index.js";
+import type { CheckReport, Report, Reporter } from "../reports/types.js";
+import { ClientContext, marginMs, Slots } from "../suites/client/context.js";
+import { BRIDGE_DUTY, type ClientCheck, clientChecks, UNOBSERVED_CLIENT_DUTIES } from "../suites/client/index.js";
+import { type Finding, requirementOf } from "../suites/harness/check.js";
+import { aggregate, type CheckResult, summarize } from "./aggregate.js";
+import { TOOL } from "./tool.js";
 
 export interface ClientRunOptions {
   contract: Contract;
@@ -16,8 +22,149 @@ export interface ClientRunOptions {
   reporters: Reporter[];
   log: (line: string) => void;
   signal?: AbortSignal;
+  /** Only these checks (by id). */
+  onlyChecks?: ReadonlySet<string>;
+  /** Exact case to replay: the fast-check path of a property's shrunk failure (with one check in onlyChecks). */
+  path?: string;
+  /** Clients running at once (default CONCURRENCY). */
+  concurrency?: number;
 }
 
-export async function runClientMode(_options: ClientRunOptions): Promise<Report> {
-  throw new Error("client mode is not built yet");
+/**
+ * Every case starts the client afresh, which costs far more than a request to a running bridge:
+ * a property tries a twentieth of the profile's cases (standard: 5), after its fixed examples.
+ */
+/**
+ * Clients running at once. A client spends much of a case starting up and waiting on the wire, so
+ * on two cores six at a time keep both busy without starving the cases that time the client.
+ */
+export const CONCURRENCY = 6;
+
+export const casesPerProperty = (runs: number) => Math.max(1, Math.round(runs / 20));
+
+export async function runClientMode(options: ClientRunOptions): Promise<Report> {
+  const started = Date.now();
+  const { contract, reporters, log } = options;
+  const runnable = clientChecks.filter((c) => c.rules.some((r) => contract.has(r)));
+  const chosen = runnable.filter(
+    (c) => c.rules.some(options.selected) && (!options.onlyChecks || options.onlyChecks.has(c.id)),
+  );
+  const slots = new Slots(options.concurrency ?? CONCURRENCY);
+  await fanOut(reporters, "onRunStart", log, {
+    target: { label: "client", endpoint: options.command, spawned: true },
+    seed: options.seed,
+    checks: chosen.length,
+    profile: `client (${casesPerProperty(options.runs)} generated cases per property)`,
+    strict: options.strict,
+  });
+
+  // Independent cases run side by side (each on its own listener); reports follow catalogue order.
+  const pending = chosen.map((check) => runCheck(check, options, slots));
+  const results: CheckResult[] = [];
+  for (const [index, check] of chosen.entries()) {
+    const info = { id: check.id, rules: check.rules, description: check.description };
+    await fanOut(reporters, "onCheckStart", log, info, index, chosen.length);
+    const { finding, durationMs } = await pending[index]!;
+    let judged = finding;
+    if (options.strict && judged.verdict === "warn") {
+      judged = { ...judged, verdict: "fail", message: `${judged.message} (a warning; --strict makes it a failure)` };
+    }
+    const report = toCheckReport(check, judged, durationMs, options);
+    results.push({ check: { ...check, run: async () => judged }, finding: judged, report });
+    await fanOut(reporters, "onCheckEnd", log, info, report);
+  }
+
+  const rules = aggregate(contract, results, options.selected, (id) => skipReason(id, options, runnable));
+  const report: Report = {
+    schemaVersion: 1,
+    tool: TOOL,
+    contract: { version: contract.version, sha256: contract.sha256, rules: contract.rules.length },
+    target: { kind: "client", command: options.command, spawned: true, label: "client" },
+    seed: options.seed,
+    startedAt: new Date(started).toISOString(),
+    durationMs: Date.now() - started,
+    summary: summarize(rules),
+    rules,
+  };
+  await fanOut(reporters, "onRunEnd", log, report);
+  return report;
+}
+
+function skipReason(id: RuleId, o: ClientRunOptions, runnable: readonly ClientCheck[]): string {
+  if (runnable.some((c) => c.rules.includes(id))) {
+    if (!o.selected(id)) return "not selected (--rules / --skip)";
+    if (o.onlyChecks) return "not part of this replay";
+    return "not run";
+  }
+  return UNOBSERVED_CLIENT_DUTIES[id] ?? BRIDGE_DUTY;
+}
+
+async function runCheck(
+  check: ClientCheck,
+  o: ClientRunOptions,
+  slots: Slots,
+): Promise<{ finding: Finding; durationMs: number }> {
+  const t0 = Date.now();
+  if (o.signal?.aborted)
+    return { finding: { verdict: "skip", message: "not run: the run was interrupted" }, durationMs: 0 };
+  const ctx = new ClientContext({
+    contract: o.contract,
+    command: o.command,
+    clientTimeoutMs: o.clientTimeoutMs,
+    runs: casesPerProperty(o.runs),
+    seed: o.seed,
+    path: o.path,
+    env: o.env,
+    slots,
+    signal: o.signal,
+  });
+  // Cases bound themselves (each kills its client at its deadline); this only catches a harness fault.
+  const limitMs = Math.max(120_000, 60 * (o.clientTimeoutMs + marginMs(o.clientTimeoutMs)));
+  let timer: NodeJS.Timeout | undefined;
+  const overrun = new Promise<Finding>((resolve) => {
+    timer = setTimeout(
+      () => resolve({ verdict: "error", message: `the check did not finish within ${limitMs} ms` }),
+      limitMs,
+    );
+  });
+  let finding: Finding;
+  try {
+    finding = await Promise.race([check.run(ctx), overrun]);
+  } catch (err) {
+    finding = { verdict: "error", message: `harness fault: ${err instanceof Error ? err.message : String(err)}` };
+  } finally {
+    clearTimeout(timer);
+  }
+  if (o.signal?.aborted && finding.verdict === "pass")
+    finding = { verdict: "skip", message: "interrupted: the run was stopped before this check finished" };
+  return { finding, durationMs: Date.now() - (ctx.firstCaseAt ?? t0) };
+}
+
+function toCheckReport(check: ClientCheck, f: Finding, durationMs: number, o: ClientRunOptions): CheckReport {
+  const report: CheckReport = {
+    id: check.id,
+    verdict: f.verdict,
+    message: f.message,
+    description: check.description,
+    requirement: requirementOf({ ...check, run: async () => f }, o.contract),
+    durationMs,
+  };
+  if (f.expected !== undefined) report.expected = f.expected;
+  if (f.actual !== undefined) report.actual = f.actual;
+  if (f.counterexample !== undefined) report.counterexample = f.counterexample;
+  if (f.seed !== undefined) report.seed = f.seed;
+  if (f.path !== undefined) report.path = f.path;
+  if (f.verdict === "fail" || f.verdict === "warn") report.replay = replayCommand(check, f, o);
+  if (f.transcript && f.verdict !== "pass") report.transcript = f.transcript;
+  return report;
+}
+
+const shellQuote = (s: string) => (/^[\w./:=@-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
+/** Re-runs the failing check's rule against the same client with the same seed. */
+function replayCommand(check: ClientCheck, f: Finding, o: ClientRunOptions): string {
+  const parts = ["npx aicontrol-conformance client", `--exec ${shellQuote(o.command)}`];
+  if (o.clientTimeoutMs !== 1000) parts.push(`--client-timeout ${o.clientTimeoutMs}ms`);
+  parts.push(`--seed ${f.seed ?? o.seed}`, `--rules ${(f.rules ?? check.rules)[0]}`);
+  return parts.join(" ");
 }

@@ -1,0 +1,306 @@
+// Deliberately broken clients: each bends the reference client in one place and must make client
+// mode fail (or warn) on the rule it names, proving each client check can fail.
+// Run one with `node dist/bridges/clients/reference.js --mutant NAME ...`.
+import { ReferenceClient } from "./reference.js";
+
+export interface ClientMutant {
+  name: string;
+  /** The check that must catch it. */
+  check: string;
+  /** The rule it breaks (short ID). */
+  breaks: string;
+  verdict: "fail" | "warn";
+  description: string;
+  create(): ReferenceClient;
+}
+
+const mutant = (
+  name: string,
+  check: string,
+  breaks: string,
+  description: string,
+  Client: typeof ReferenceClient,
+  verdict: "fail" | "warn" = "fail",
+): ClientMutant => ({ name, check, breaks, verdict, description, create: () => new Client() });
+
+const lenientUtf8 = new TextDecoder("utf-8");
+
+export const clientMutants: ClientMutant[] = [
+  mutant(
+    "accepts-nan",
+    "validation.malformed-peer/non-json",
+    "validation.malformed-peer",
+    "reads NaN and Infinity as numbers (a lenient JSON parser)",
+    class extends ReferenceClient {
+      protected override parse(text: string): unknown {
+        return JSON.parse(text.replace(/-?\b(NaN|Infinity)\b/g, "null"));
+      }
+    },
+  ),
+  mutant(
+    "loose-id",
+    "validation.malformed-peer/id",
+    "validation.malformed-peer",
+    'compares ids loosely: "1" and true match 1',
+    class extends ReferenceClient {
+      protected override sameId(got: unknown, sent: unknown): boolean {
+        // biome-ignore lint/suspicious/noDoubleEquals: the deliberate defect
+        return got == sent || String(got) === String(sent);
+      }
+    },
+  ),
+  mutant(
+    "dual-result-error",
+    "validation.malformed-peer/result-and-error",
+    "validation.malformed-peer",
+    "takes the result of a reply that carries both result and error",
+    class extends ReferenceClient {
+      protected override judge(reply: unknown, id: unknown) {
+        if (typeof reply === "object" && reply !== null && "result" in reply && "error" in reply) {
+          const { error: _, ...rest } = reply as Record<string, unknown>;
+          return super.judge(rest, id);
+        }
+        return super.judge(reply, id);
+      }
+    },
+  ),
+  mutant(
+    "non-integer-code",
+    "validation.malformed-peer/error-shape",
+    "validation.malformed-peer",
+    "takes any number or boolean as an error code",
+    class extends ReferenceClient {
+      protected override isCode(code: unknown): boolean {
+        return typeof code === "number" || typeof code === "boolean";
+      }
+    },
+  ),
+  mutant(
+    "closed-is-success",
+    "validation.malformed-peer/no-reply",
+    "validation.malformed-peer",
+    "reports success when the connection ends without a reply",
+    class extends ReferenceClient {
+      protected override atEnd(partial: Buffer) {
+        return partial.length ? super.atEnd(partial) : { kind: "result" as const, result: null };
+      }
+    },
+  ),
+  mutant(
+    "error-as-result",
+    "wire.response-envelope/valid-errors",
+    "wire.response-envelope",
+    "reports a valid error reply as a result",
+    class extends ReferenceClient {
+      protected override judge(reply: unknown, id: unknown) {
+        const outcome = super.judge(reply, id);
+        return outcome.kind === "remote-error" ? { kind: "result" as const, result: outcome.error } : outcome;
+      }
+    },
+  ),
+  mutant(
+    "text-envelope",
+    "wire.response-envelope/valid-results",
+    "wire.response-envelope",
+    "checks the envelope by matching the reply's raw text, so valid JSON written otherwise is refused",
+    class extends ReferenceClient {
+      protected override parse(text: string): unknown {
+        if (!text.includes(`"jsonrpc":"${this.facts.jsonrpc}"`)) throw new Error("no jsonrpc member");
+        return JSON.parse(text);
+      }
+    },
+  ),
+  mutant(
+    "unbounded-line",
+    "wire.line-limit/oversized-reply",
+    "wire.line-limit",
+    "takes reply lines of any length",
+    class extends ReferenceClient {
+      protected override tooLong(): boolean {
+        return false;
+      }
+    },
+  ),
+  mutant(
+    "counts-characters",
+    "wire.line-limit/oversized-reply",
+    "wire.line-limit",
+    "measures the line limit in characters, not bytes",
+    class extends ReferenceClient {
+      protected override tooLong(bytes: Buffer): boolean {
+        return lenientUtf8.decode(bytes).length > this.facts.maxLineBytes;
+      }
+    },
+  ),
+  mutant(
+    "limit-off-by-one",
+    "wire.line-limit/exact-limit-reply",
+    "wire.line-limit",
+    "rejects a reply of exactly the limit",
+    class extends ReferenceClient {
+      protected override tooLong(bytes: Buffer): boolean {
+        return bytes.length >= this.facts.maxLineBytes;
+      }
+    },
+  ),
+  mutant(
+    "lenient-utf8",
+    "wire.utf8/malformed-reply",
+    "wire.utf8",
+    "decodes replies with replacement characters instead of rejecting malformed UTF-8",
+    class extends ReferenceClient {
+      protected override decode(line: Buffer): string {
+        return lenientUtf8.decode(line);
+      }
+    },
+  ),
+  mutant(
+    "strips-bom",
+    "wire.utf8/bom-reply",
+    "wire.utf8",
+    "skips a byte order mark at the start of a reply",
+    class extends ReferenceClient {
+      protected override decode(line: Buffer): string {
+        return super.decode(line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf ? line.subarray(3) : line);
+      }
+    },
+    "warn",
+  ),
+  mutant(
+    "reads-to-eof",
+    "wire.ndjson/unterminated-reply",
+    "wire.ndjson",
+    "takes the bytes before the end of the connection as a reply, LF or not",
+    class extends ReferenceClient {
+      protected override atEnd(partial: Buffer) {
+        return partial.length ? this.interpret(partial, 1) : super.atEnd(partial);
+      }
+    },
+  ),
+  mutant(
+    "no-timeout",
+    "validation.finite-timeout/silence",
+    "validation.finite-timeout",
+    "waits for a reply without any deadline",
+    class extends ReferenceClient {
+      protected override armDeadline() {
+        return { onData() {}, clear() {} };
+      }
+    },
+  ),
+  mutant(
+    "per-read-timeout",
+    "validation.finite-timeout/drip-feed",
+    "validation.finite-timeout",
+    "restarts its timeout on every read, so a peer sending a byte at a time holds it indefinitely",
+    class extends ReferenceClient {
+      protected override armDeadline(ms: number, expire: () => void) {
+        let timer = setTimeout(expire, ms);
+        return {
+          onData() {
+            clearTimeout(timer);
+            timer = setTimeout(expire, ms);
+          },
+          clear: () => clearTimeout(timer),
+        };
+      }
+    },
+    "warn",
+  ),
+  mutant(
+    "lax-timeout",
+    "validation.finite-timeout/invalid-timeout",
+    "validation.finite-timeout",
+    "falls back to a default instead of refusing an invalid timeout",
+    class extends ReferenceClient {
+      protected override parseTimeout(text: string): number {
+        const seconds = Number.parseFloat(text);
+        return Number.isFinite(seconds) && seconds > 0 ? seconds : 1;
+      }
+    },
+  ),
+  mutant(
+    "any-host",
+    "security.loopback-default/any-address",
+    "security.loopback-default",
+    "connects to any host without an opt-in",
+    class extends ReferenceClient {
+      protected override checkHost(): void {}
+    },
+  ),
+  mutant(
+    "no-params",
+    "wire.request-envelope/client-request",
+    "wire.request-envelope",
+    "leaves params out of its request",
+    class extends ReferenceClient {
+      protected override encodeRequest(id: number, method: string): Buffer {
+        return Buffer.from(`${JSON.stringify({ jsonrpc: this.facts.jsonrpc, id, method })}\n`);
+      }
+    },
+  ),
+  mutant(
+    "no-lf-request",
+    "wire.request-envelope/client-request",
+    "wire.ndjson",
+    "sends its request without the LF",
+    class extends ReferenceClient {
+      protected override encodeRequest(id: number, method: string, params: Record<string, unknown>): Buffer {
+        return super.encodeRequest(id, method, params).subarray(0, -1);
+      }
+    },
+  ),
+  mutant(
+    "latin1-request",
+    "wire.request-envelope/client-request",
+    "wire.utf8",
+    "encodes its request as Latin-1, not UTF-8",
+    class extends ReferenceClient {
+      protected override encodeRequest(id: number, method: string, params: Record<string, unknown>): Buffer {
+        return Buffer.from(
+          `${JSON.stringify({ jsonrpc: this.facts.jsonrpc, id, method, params: { ...params, note: "caf\u00e9" } })}\n`,
+          "latin1",
+        );
+      }
+    },
+  ),
+  mutant(
+    "huge-request",
+    "wire.request-envelope/client-request",
+    "wire.line-limit",
+    "sends a request line over the limit",
+    class extends ReferenceClient {
+      protected override encodeRequest(id: number, method: string, params: Record<string, unknown>): Buffer {
+        const pad = "x".repeat(this.facts.maxLineBytes);
+        return super.encodeRequest(id, method, { ...params, pad });
+      }
+    },
+  ),
+  mutant(
+    "pipelined",
+    "wire.request-envelope/client-request",
+    "wire.sequential-connection",
+    "sends a second request before the first one's response",
+    class extends ReferenceClient {
+      protected override send(write: (bytes: Buffer) => void, request: Buffer): void {
+        write(request);
+        write(request);
+      }
+    },
+  ),
+  mutant(
+    "http-framing",
+    "wire.request-envelope/client-request",
+    "wire.tcp-stream",
+    "wraps its request in an HTTP POST",
+    class extends ReferenceClient {
+      protected override encodeRequest(id: number, method: string, params: Record<string, unknown>): Buffer {
+        const body = super.encodeRequest(id, method, params);
+        return Buffer.concat([
+          Buffer.from(`POST / HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`),
+          body,
+        ]);
+      }
+    },
+  ),
+];

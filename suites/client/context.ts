@@ -1,0 +1,562 @@
+// The hostile bridge of client mode: per case, a listener on loopback, the client command started
+// with the case's host, port and timeout, its request read, the case's bytes served, and what the
+// client then did (its exit status, or the AICONTROL_OUTCOME line it printed).
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer, type Server, type Socket } from "node:net";
+import fc from "fast-check";
+import type { Contract, RuleId } from "../../protocol/contract.js";
+import type { TranscriptEntry } from "../../protocol/verdict.js";
+import { clip, type Finding } from "../harness/check.js";
+
+/** A check of client mode: what the tool serves, the rules it judges, and how. */
+export interface ClientCheck {
+  /** Stable: "<rule>/<case>". */
+  id: string;
+  rules: readonly RuleId[];
+  /** What it serves the client (or how it starts it). */
+  description: string;
+  /** How the check reads the rule, where the contract's words alone do not say it. */
+  note?: string;
+  run(ctx: ClientContext): Promise<Finding>;
+}
+
+/** The first request line the client sent, as it arrived. */
+export interface SeenRequest {
+  /** The bytes before the first LF (or all that arrived, when no LF came). */
+  line: Buffer;
+  /** lf: a complete line; closed: the client closed first; oversized: over the limit without LF; waited: no LF in time. */
+  ended: "lf" | "closed" | "oversized" | "waited";
+  /** Bytes that arrived after the first LF before the answer began (a second, pipelined request). */
+  after: Buffer;
+  /** The request object, where the line is one. */
+  request?: Record<string, unknown>;
+}
+
+/** What the tool answers once the request arrived. */
+export interface Answer {
+  /** Nothing: silence. */
+  bytes?: Buffer;
+  /** Write in segments ending at these offsets (a reply in several TCP segments). */
+  splitAt?: number[];
+  /** Write one byte at a time, this many milliseconds apart. */
+  dripMs?: number;
+  /** After the bytes: keep the connection open, close it (FIN), or reset it (RST). */
+  after: "hold" | "close" | "reset";
+}
+
+export interface CaseSpec {
+  /** Substituted for {host} and set as AICONTROL_HOST. Default: 127.0.0.1. */
+  host?: string;
+  /** Substituted for {timeout}. Default: the client's timeout in seconds. */
+  timeout?: string;
+  /** The answer to the request (id and method read from it where it parses). */
+  answer(request: SeenRequest): Answer;
+  /** After the request line, keep reading this long before answering, to see a pipelined second request. */
+  observeMs?: number;
+  /** Time the case needs beyond the client's timeout (a drip-feed). */
+  extraMs?: number;
+}
+
+/** How the client ended the case. */
+export type Outcome = "result" | "remote-error" | "rejected" | "accepted" | "killed";
+
+export interface CaseRun {
+  /** Connections the client opened. */
+  connections: number;
+  request?: SeenRequest;
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  /** Still running at the deadline, so killed. */
+  killed: boolean;
+  deadlineMs: number;
+  /** From start to exit. */
+  elapsedMs: number;
+  /** From the request's arrival to exit. */
+  afterRequestMs?: number;
+  /** The kind the client printed on an AICONTROL_OUTCOME line. */
+  reported?: "result" | "remote-error" | "rejected";
+  outcome: Outcome;
+  stderr: string;
+  /** What was served, for counterexamples. */
+  served?: Buffer;
+  transcript: TranscriptEntry[];
+}
+
+export interface PropertyOptions<T> {
+  /** Fixed cases tried first, before the generated ones. */
+  examples?: T[];
+  /** Generated cases (default: the run's). */
+  runs?: number;
+}
+
+/** A limit on clients running at once, shared by every check of a run. */
+export class Slots {
+  private free: number;
+  private readonly queue: (() => void)[] = [];
+  constructor(count: number) {
+    this.free = count;
+  }
+  async use<T>(body: () => Promise<T>): Promise<T> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.queue.push(resolve));
+    try {
+      return await body();
+    } finally {
+      const next = this.queue.shift();
+      if (next) next();
+      else this.free++;
+    }
+  }
+}
+
+export interface ClientContextOptions {
+  contract: Contract;
+  command: string;
+  clientTimeoutMs: number;
+  runs: number;
+  seed: number;
+  /** fast-check path of one case to replay. */
+  path?: string;
+  env: NodeJS.ProcessEnv;
+  slots: Slots;
+  signal?: AbortSignal;
+}
+
+/** Time a client gets beyond its own timeout to start, give up and exit. */
+export const marginMs = (timeoutMs: number) => Math.max(2000, timeoutMs);
+
+const OUTCOME = /^AICONTROL_OUTCOME\s+(\{.*\})\s*$/m;
+const KEEP = 64 * 1024;
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** What a client check may use. */
+export class ClientContext {
+  readonly contract: Contract;
+  readonly clientTimeoutMs: number;
+  readonly runs: number;
+  constructor(readonly options: ClientContextOptions) {
+    this.contract = options.contract;
+    this.clientTimeoutMs = options.clientTimeoutMs;
+    this.runs = options.runs;
+  }
+
+  /** The client's timeout as substituted for {timeout}: seconds. */
+  get timeoutText(): string {
+    return String(this.clientTimeoutMs / 1000);
+  }
+
+  /** When this check's first case started (cases wait for a free slot first). */
+  firstCaseAt: number | undefined;
+
+  /** Runs the client command for one case. */
+  runCase(spec: CaseSpec): Promise<CaseRun> {
+    return this.options.slots.use(() => {
+      this.firstCaseAt ??= Date.now();
+      return this.serve(spec);
+    });
+  }
+
+  /** Runs a property over generated cases (examples first); shrinks the first failure. */
+  async property<T>(
+    arbitrary: fc.Arbitrary<T>,
+    judge: (input: T) => Promise<Finding>,
+    options: PropertyOptions<T> = {},
+  ): Promise<Finding> {
+    let failure: Finding | undefined;
+    let warning: Finding | undefined;
+    let skipped: Finding | undefined;
+    let cases = 0;
+    const result = await fc.check(
+      fc.asyncProperty(arbitrary, async (input) => {
+        if (this.options.signal?.aborted) return true;
+        const finding = await judge(input);
+        cases++;
+        if (finding.verdict === "fail") {
+          failure = finding;
+          return false;
+        }
+        if (finding.verdict === "warn") warning ??= finding;
+        if (finding.verdict === "skip") skipped ??= finding;
+        return true;
+      }),
+      {
+        // Examples count towards numRuns in fast-check: the generated cases come on top of them.
+        numRuns: (options.runs ?? this.runs) + (options.examples?.length ?? 0),
+        examples: (options.examples ?? []).map((e) => [e] as [T]),
+        seed: this.options.seed,
+        ...(this.options.path ? { path: this.options.path } : {}),
+      },
+    );
+    if (result.failed && failure) {
+      return { ...failure, seed: result.seed, path: result.counterexamplePath ?? undefined };
+    }
+    if (result.failed) {
+      return { verdict: "error", message: `the property could not be run: ${String(result.errorInstance)}` };
+    }
+    if (warning) return warning;
+    // Cases that need the client's AICONTROL_OUTCOME line skip without it: all of them, or none.
+    if (skipped) return skipped;
+    return { verdict: "pass", message: `${cases} cases passed.` };
+  }
+
+  private async serve(spec: CaseSpec): Promise<CaseRun> {
+    const started = Date.now();
+    const transcript: TranscriptEntry[] = [];
+    const note = (text: string) => transcript.push({ dir: "event", t: Date.now() - started, text, length: 0 });
+    const record = (dir: "send" | "recv", bytes: Buffer) => {
+      const shown = bytes.subarray(0, 4096);
+      const entry: TranscriptEntry = { dir, t: Date.now() - started, length: bytes.length };
+      try {
+        entry.text = strictUtf8.decode(shown);
+      } catch {
+        entry.base64 = shown.toString("base64");
+      }
+      if (shown.length < bytes.length) entry.truncated = true;
+      transcript.push(entry);
+    };
+    const limit = this.contract.limits.maxLineBytes;
+    const sockets = new Set<Socket>();
+    let connections = 0;
+    let request: SeenRequest | undefined;
+    let requestAt: number | undefined;
+    let served: Buffer | undefined;
+
+    const server: Server = createServer((socket) => {
+      connections++;
+      sockets.add(socket);
+      socket.setNoDelay(true);
+      socket.on("error", () => {});
+      note(`connection ${connections} accepted from port ${socket.remotePort}`);
+      void this.handle(socket, spec, limit, record, note, (seen, bytes) => {
+        if (request) return;
+        request = seen;
+        requestAt = Date.now();
+        served = bytes;
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(0, "127.0.0.1", () => resolve());
+    });
+    const port = (server.address() as { port: number }).port;
+    const host = spec.host ?? "127.0.0.1";
+    const timeout = spec.timeout ?? this.timeoutText;
+    const command = this.options.command
+      .replaceAll("{host}", host)
+      .replaceAll("{port}", String(port))
+      .replaceAll("{timeout}", timeout);
+    note(`client started with host ${host}, port ${port}, timeout ${timeout}`);
+    const deadlineMs = this.clientTimeoutMs + marginMs(this.clientTimeoutMs) + (spec.extraMs ?? 0);
+
+    const child = spawn(command, {
+      shell: true,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...this.options.env, AICONTROL_HOST: host, AICONTROL_PORT: String(port) },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout!.on("data", (d: Buffer) => {
+      if (stdout.length < KEEP) stdout += d.toString("utf8");
+    });
+    child.stderr!.on("data", (d: Buffer) => {
+      if (stderr.length < KEEP) stderr += d.toString("utf8");
+    });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+      child.once("error", () => resolve({ code: null, signal: null }));
+      child.once("exit", (code, signal) => resolve({ code, signal }));
+    });
+    let killed = false;
+    let timer: NodeJS.Timeout | undefined;
+    const onAbort = () => void stopGroup(child, exited);
+    this.options.signal?.addEventListener("abort", onAbort, { once: true });
+    const deadline = new Promise<"deadline">((resolve) => {
+      timer = setTimeout(() => resolve("deadline"), deadlineMs);
+    });
+    let ended = await Promise.race([exited, deadline]);
+    let exitAt = Date.now();
+    clearTimeout(timer);
+    if (ended === "deadline") {
+      killed = true;
+      note(`client still running at the case's deadline of ${deadlineMs} ms: killed`);
+      await stopGroup(child, exited);
+      ended = await exited;
+      exitAt = Date.now();
+    } else {
+      // Whatever the client left behind in its process group goes too.
+      killGroup(child, "SIGKILL");
+    }
+    this.options.signal?.removeEventListener("abort", onAbort);
+    const elapsedMs = exitAt - started;
+    // Let the pipes drain: the outcome line may still be on its way.
+    await Promise.race([new Promise((r) => child.once("close", r)), sleep(200)]);
+    if (!killed) note(`client exited ${ended.signal ? `on ${ended.signal}` : `with status ${ended.code}`}`);
+    for (const socket of sockets) socket.destroy();
+    server.close();
+
+    const m = OUTCOME.exec(stdout);
+    let reported: CaseRun["reported"];
+    if (m) {
+      try {
+        const kind = (JSON.parse(m[1]!) as { kind?: unknown }).kind;
+        if (kind === "result" || kind === "remote-error" || kind === "rejected") reported = kind;
+      } catch {
+        // An unreadable outcome line counts as none.
+      }
+      if (reported) note(`client reported the outcome ${reported}`);
+    }
+    const outcome: Outcome = killed ? "killed" : (reported ?? (ended.code === 0 ? "accepted" : "rejected"));
+    return {
+      connections,
+      request,
+      exitCode: ended.code,
+      signal: ended.signal,
+      killed,
+      deadlineMs,
+      elapsedMs,
+      afterRequestMs: requestAt === undefined ? undefined : exitAt - requestAt,
+      reported,
+      outcome,
+      stderr: stderr.trim(),
+      served,
+      transcript,
+    };
+  }
+
+  /** Reads one connection's request and answers it; resolves once the answer is written. */
+  private async handle(
+    socket: Socket,
+    spec: CaseSpec,
+    limit: number,
+    record: (dir: "send" | "recv", bytes: Buffer) => void,
+    note: (text: string) => void,
+    onSeen: (seen: SeenRequest, served: Buffer | undefined) => void,
+  ): Promise<void> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let closed = false;
+    let wake: (() => void) | undefined;
+    socket.on("data", (d: Buffer) => {
+      if (size <= limit + 1) chunks.push(d);
+      size += d.length;
+      record("recv", d);
+      wake?.();
+    });
+    socket.on("close", () => {
+      closed = true;
+      wake?.();
+    });
+    const wait = (ms: number) =>
+      new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, ms);
+        wake = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+    const waitUntil = Date.now() + this.clientTimeoutMs / 2;
+    let seen: SeenRequest | undefined;
+    for (;;) {
+      const all = Buffer.concat(chunks);
+      const lf = all.indexOf(0x0a);
+      if (lf !== -1 && lf <= limit) {
+        seen = { line: all.subarray(0, lf), ended: "lf", after: all.subarray(lf + 1) };
+        break;
+      }
+      if (all.length > limit) {
+        seen = { line: all.subarray(0, limit + 1), ended: "oversized", after: Buffer.alloc(0) };
+        break;
+      }
+      if (closed) {
+        seen = { line: all, ended: "closed", after: Buffer.alloc(0) };
+        break;
+      }
+      if (Date.now() >= waitUntil) {
+        seen = { line: all, ended: "waited", after: Buffer.alloc(0) };
+        break;
+      }
+      await wait(waitUntil - Date.now());
+    }
+    if (seen.ended === "lf" && spec.observeMs) {
+      const until = Date.now() + spec.observeMs;
+      while (!closed && Date.now() < until) await wait(until - Date.now());
+      const all = Buffer.concat(chunks);
+      seen.after = all.subarray(seen.line.length + 1);
+    }
+    try {
+      const parsed = JSON.parse(strictUtf8.decode(seen.line)) as unknown;
+      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed))
+        seen.request = parsed as Record<string, unknown>;
+    } catch {
+      // Not a request object: the answer echoes id null.
+    }
+    if (closed) {
+      onSeen(seen, undefined);
+      return;
+    }
+    const answer = spec.answer(seen);
+    const bytes = answer.bytes ?? Buffer.alloc(0);
+    onSeen(seen, bytes);
+    if (answer.dripMs !== undefined) {
+      for (let i = 0; i < bytes.length && !closed; i++) {
+        write(socket, bytes.subarray(i, i + 1), record);
+        if (i < bytes.length - 1) await sleep(answer.dripMs);
+      }
+    } else if (answer.splitAt?.length) {
+      let from = 0;
+      for (const to of [...answer.splitAt, bytes.length]) {
+        if (to <= from || closed) continue;
+        await drained(write(socket, bytes.subarray(from, to), record), socket);
+        from = to;
+        await sleep(5);
+      }
+    } else if (bytes.length) {
+      write(socket, bytes, record);
+    }
+    if (answer.after === "close") {
+      note("closed the connection (FIN)");
+      socket.end();
+    } else if (answer.after === "reset") {
+      note("reset the connection (RST)");
+      socket.resetAndDestroy();
+    }
+  }
+}
+
+function write(socket: Socket, bytes: Buffer, record: (dir: "send" | "recv", bytes: Buffer) => void): boolean {
+  if (socket.destroyed) return true;
+  record("send", bytes);
+  return socket.write(bytes);
+}
+
+const drained = (flushed: boolean, socket: Socket) =>
+  flushed || socket.destroyed ? Promise.resolve() : new Promise<void>((r) => socket.once("drain", () => r()));
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // The group is gone already.
+  }
+}
+
+/** SIGTERM to the client's whole process group, then SIGKILL if it has not exited half a second later. */
+async function stopGroup(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
+  killGroup(child, "SIGTERM");
+  const gone = await Promise.race([exited.then(() => true), sleep(500).then(() => false)]);
+  killGroup(child, "SIGKILL");
+  if (!gone) await exited;
+}
+
+// ---- judging what the client did ----
+
+/** The client's own words on how it ended, or its exit status, for "actual". */
+export function describeRun(run: CaseRun): string {
+  const how = run.killed
+    ? `still running after ${run.deadlineMs} ms, so killed`
+    : run.reported
+      ? `reported ${run.reported} (exit ${run.signal ?? run.exitCode})`
+      : run.exitCode === 0
+        ? "exited 0 (accepted)"
+        : `exited ${run.signal ?? run.exitCode} (rejected)`;
+  const err = run.stderr ? `; stderr: ${clip(run.stderr.split("\n").slice(-3).join(" | "), 200)}` : "";
+  return `${how} after ${run.elapsedMs} ms${err}`;
+}
+
+/** Printable ASCII as is, every other byte as \xHH; long payloads cut. */
+export function showBytes(bytes: Buffer | undefined, max = 200): string {
+  if (!bytes) return "(nothing)";
+  const head = [...bytes.subarray(0, max)]
+    .map((b) =>
+      b >= 0x20 && b < 0x7f && b !== 0x5c
+        ? String.fromCharCode(b)
+        : `\\x${b.toString(16).toUpperCase().padStart(2, "0")}`,
+    )
+    .join("");
+  return bytes.length > max ? `${head}… (${bytes.length} bytes)` : head;
+}
+
+/** A case that needs the client's request cannot be judged when it never connected. */
+export function notConnected(run: CaseRun): Finding | undefined {
+  if (run.connections > 0 || run.killed) return undefined;
+  return {
+    verdict: "error",
+    message:
+      "The client never connected, so this case cannot be judged: does the --exec command use {host} and {port} (or AICONTROL_HOST and AICONTROL_PORT)?",
+    actual: describeRun(run),
+    transcript: run.transcript,
+  };
+}
+
+const killedFinding = (run: CaseRun, what: string, rules?: RuleId[]): Finding => ({
+  verdict: "fail",
+  message: `The client was still running ${run.deadlineMs} ms after it started (${what}): every wait must be bounded by its timeout.`,
+  expected: "the client ends on its own within its timeout",
+  actual: describeRun(run),
+  transcript: run.transcript,
+  ...(rules ? { rules } : {}),
+});
+
+/** The client must reject what was served: exit non-zero, or report "rejected". */
+export function expectRejected(run: CaseRun, what: string, rules?: RuleId[]): Finding {
+  if (run.killed) return killedFinding(run, what, rules);
+  if (run.outcome === "rejected") return { verdict: "pass", message: `rejected ${what}` };
+  return {
+    verdict: "fail",
+    message: `The client took ${what} as ${run.outcome === "remote-error" ? "a remote error" : "a valid response"}.`,
+    expected: "the reply rejected as malformed",
+    actual: describeRun(run),
+    counterexample: showBytes(run.served),
+    transcript: run.transcript,
+    ...(rules ? { rules } : {}),
+  };
+}
+
+/** The client must accept what was served as its result. */
+export function expectAccepted(run: CaseRun, what: string, rules?: RuleId[]): Finding {
+  if (run.killed) return killedFinding(run, what, rules);
+  if (run.outcome === "result" || run.outcome === "accepted") return { verdict: "pass", message: `accepted ${what}` };
+  return {
+    verdict: "fail",
+    message: `The client did not accept ${what}.`,
+    expected: "the reply accepted as the request's result",
+    actual: describeRun(run),
+    counterexample: showBytes(run.served),
+    transcript: run.transcript,
+    ...(rules ? { rules } : {}),
+  };
+}
+
+export const NEEDS_OUTCOME =
+  'the client prints no AICONTROL_OUTCOME line, so a surfaced remote error cannot be told from a rejected reply (print AICONTROL_OUTCOME {"kind":"result"|"remote-error"|"rejected"} on stdout)';
+
+/** The client must surface what was served as the remote error it is; without an outcome line, skip. */
+export function expectRemoteError(run: CaseRun, what: string, rules?: RuleId[]): Finding {
+  if (run.killed) return killedFinding(run, what, rules);
+  if (!run.reported) return { verdict: "skip", message: NEEDS_OUTCOME };
+  if (run.reported === "remote-error") return { verdict: "pass", message: `surfaced ${what}` };
+  return {
+    verdict: "fail",
+    message: `The client did not surface ${what} as a remote error.`,
+    expected: "the reply reported as a remote error",
+    actual: describeRun(run),
+    counterexample: showBytes(run.served),
+    transcript: run.transcript,
+    ...(rules ? { rules } : {}),
+  };
+}
+
+/** The id to echo: the request's, or null where the request has none or is unreadable. */
+export const requestIdOf = (seen: SeenRequest): unknown =>
+  seen.request && "id" in seen.request ? seen.request.id : null;
+
+/** The method the client asked for ("" where unreadable). */
+export const methodOf = (seen: SeenRequest): string =>
+  typeof seen.request?.method === "string" ? seen.request.method : "";
+
+/** Bytes of a reply line: text (or bytes) and the LF. */
+export const line = (text: string | Buffer): Buffer =>
+  Buffer.concat([typeof text === "string" ? Buffer.from(text, "utf8") : text, Buffer.from("\n")]);
