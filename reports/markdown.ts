@@ -1,13 +1,20 @@
 import { appendFileSync } from "node:fs";
-import { writeOutput } from "./output.js";
+import { cleanMessage, decidingChecks, writeOutput } from "./output.js";
 import { type Report, type Reporter, targetName } from "./types.js";
 
 const ICON = { pass: "✅", fail: "❌", warn: "⚠️", skip: "⏭️", error: "🛑" } as const;
-const cell = (text: string, max = 160) => {
-  const clipped = text.length > max ? `${text.slice(0, max - 1)}…` : text;
-  return clipped.replace(/\|/g, "\\|").replace(/\r?\n/g, " ");
-};
-const code = (text: string) => `\`${cell(text).replace(/`/g, "ˋ")}\``;
+const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+// Table cells are one line; `|` would end the cell, and `<`, `>`, `&` would let GitHub read a
+// bridge's reply as HTML (a tag disappears, an entity turns into a character).
+const cell = (text: string, max = 160) =>
+  clip(text, max)
+    .replace(/[&<>]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;" })[c]!)
+    .replace(/\|/g, "\\|")
+    .replace(/\r?\n/g, " ");
+// Inside a code span GitHub shows text literally (an entity would show as typed), so only the
+// cell's `|` and the span's own backtick need care.
+const code = (text: string, max = 160) => span(clip(text, max).replace(/\|/g, "\\|"));
+const span = (text: string) => `\`${text.replace(/`/g, "ˋ").replace(/\r?\n/g, " ")}\``;
 
 /** A compact summary for pull-request comments and CI job summaries. */
 export function renderMarkdown(report: Report): string {
@@ -15,22 +22,25 @@ export function renderMarkdown(report: Report): string {
   const lines = [
     `## AiControl conformance: ${s.fail ? `${ICON.fail} ${s.fail} failing` : s.error ? `${ICON.error} ${s.error} not judged` : `${ICON.pass} no failures`}`,
     "",
-    `${report.rules.length} rules · ${ICON.pass} ${s.pass} pass · ${ICON.fail} ${s.fail} fail · ${ICON.warn} ${s.warn} warn · ${ICON.error} ${s.error} error · ${ICON.skip} ${s.skip} skip · target \`${targetName(report.target)}\` · seed ${report.seed} · ${(report.durationMs / 1000).toFixed(1)} s`,
+    `${report.rules.length} rules · ${ICON.pass} ${s.pass} pass · ${ICON.fail} ${s.fail} fail · ${ICON.warn} ${s.warn} warn · ${ICON.error} ${s.error} error · ${ICON.skip} ${s.skip} skip · target ${span(targetName(report.target))} · seed ${report.seed} · ${(report.durationMs / 1000).toFixed(1)} s`,
     "",
   ];
-  const notable = report.rules.filter((r) => r.verdict === "fail" || r.verdict === "error" || r.verdict === "warn");
-  if (notable.length) {
-    lines.push("| | rule | check | expected | actual |", "| --- | --- | --- | --- | --- |");
-    for (const rule of notable) {
-      for (const c of rule.checks.filter((x) => x.verdict === rule.verdict)) {
-        lines.push(
-          `| ${ICON[rule.verdict]} | \`${rule.id}\` | ${code(c.id)} ${cell(c.message)} | ${cell(c.expected ?? "")} | ${cell(c.actual ?? "")} |`,
-        );
-      }
+  if (report.blocked) lines.push(`**No check could be judged:** ${cell(report.blocked, 400)}`, "");
+  // One row per check: a check covering several rules is one finding, with its rules listed.
+  const deciding = report.blocked ? [] : decidingChecks(report);
+  // A rule no check could judge (no check for it in this version of the tool) has no row above.
+  const unjudged = report.blocked ? [] : report.rules.filter((r) => r.verdict === "error" && !r.checks.length);
+  if (deciding.length || unjudged.length) {
+    lines.push("| | check | rules | message | expected | actual |", "| --- | --- | --- | --- | --- | --- |");
+    for (const { check: c, rules } of deciding) {
+      lines.push(
+        `| ${ICON[c.verdict]} | ${code(c.id)} | ${rules.map((r) => code(r.id)).join(" ")} | ${cell(cleanMessage(c.message))} | ${cell(c.expected ?? "")} | ${cell(c.actual ?? "")} |`,
+      );
     }
-    const replays = notable.flatMap((r) =>
-      r.checks.filter((c) => c.replay && c.verdict === r.verdict).map((c) => c.replay!),
-    );
+    for (const rule of unjudged) {
+      lines.push(`| ${ICON.error} | | ${code(rule.id)} | ${cell(rule.reason ?? "no verdict")} | | |`);
+    }
+    const replays = deciding.flatMap((d) => (d.check.replay ? [d.check.replay] : []));
     if (replays.length)
       lines.push(
         "",
@@ -47,7 +57,7 @@ export function renderMarkdown(report: Report): string {
   lines.push("<details><summary>All rules</summary>", "", "| | rule | level | note |", "| --- | --- | --- | --- |");
   for (const rule of report.rules) {
     lines.push(
-      `| ${ICON[rule.verdict]} | \`${rule.id}\` | ${rule.level} | ${cell(rule.reason ?? rule.checks.map((c) => c.id).join(", "), 120)} |`,
+      `| ${ICON[rule.verdict]} | \`${rule.id}\` | ${rule.level} | ${cell(rule.reason ?? [...new Set(rule.checks.map((c) => c.id))].join(", "), 120)} |`,
     );
   }
   lines.push("", "</details>", "");
@@ -55,12 +65,16 @@ export function renderMarkdown(report: Report): string {
 }
 
 /** Writes the file asked for, and the GitHub job summary when GITHUB_STEP_SUMMARY is set. */
-export function markdownReporter(file: string | undefined, env: NodeJS.ProcessEnv = process.env): Reporter {
+export function markdownReporter(
+  file: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  stdout?: (text: string) => void,
+): Reporter {
   return {
     name: "markdown",
     onRunEnd(report) {
       const text = renderMarkdown(report);
-      if (file) writeOutput(file, text);
+      if (file) writeOutput(file, text, stdout);
       if (env.GITHUB_STEP_SUMMARY) appendFileSync(env.GITHUB_STEP_SUMMARY, text);
     },
   };

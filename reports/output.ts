@@ -1,12 +1,84 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import type { CheckReport, Report, RuleReport, Verdict } from "./types.js";
 
-/** Where a report goes: a file, or standard output for "-". */
-export function writeOutput(file: string, text: string): void {
+/** Where a report goes: a file, or standard output for "-" (the run's own, where it has one). */
+export function writeOutput(
+  file: string,
+  text: string,
+  stdout: (text: string) => void = (t) => process.stdout.write(t),
+): void {
   if (file === "-") {
-    process.stdout.write(text);
+    stdout(text);
     return;
   }
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, text);
+}
+
+/** Verdicts a reader has to act on (a failure, no verdict, a SHOULD not met), worst first. */
+export const NOTABLE: readonly Verdict[] = ["fail", "error", "warn"];
+
+/** One check that decided rules' verdicts, and every rule it decided (in report order). */
+export interface DecidingCheck {
+  check: CheckReport;
+  rules: RuleReport[];
+}
+
+/**
+ * The checks that gave the rules they cover their verdict, each once: a check covering
+ * several rules (malformed UTF-8 judges both the UTF-8 rule and the parse-error rule) is one
+ * finding, so reports show it once and list its rules instead of repeating it under each.
+ */
+export function decidingChecks(report: Report, verdicts: readonly Verdict[] = NOTABLE): DecidingCheck[] {
+  const byId = new Map<string, DecidingCheck>();
+  for (const rule of report.rules) {
+    if (!verdicts.includes(rule.verdict)) continue;
+    for (const check of rule.checks) {
+      if (check.verdict !== rule.verdict) continue;
+      const known = byId.get(check.id);
+      if (known) known.rules.push(rule);
+      else byId.set(check.id, { check, rules: [rule] });
+    }
+  }
+  return [...byId.values()];
+}
+
+// What fast-check and the JavaScript engine add around a finding: useful to this tool's
+// developers, noise to someone reading why a bridge failed (the seed, path and minimal case
+// are reported in their own fields).
+const INTERNAL_LINE = [
+  /^\s*\{ seed: -?\d+/,
+  /^\s*Counterexample: /,
+  /^\s*Shrunk \d+ time\(s\)/,
+  /^\s*Hint: /,
+  /^\s*Encountered failures were:/,
+  /^\s*Execution summary:/,
+  /^\s*at (?:async )?(?:\S+ \(.*\)|\S+:\d+:\d+)\s*$/,
+];
+const INTERNAL_FRAGMENT = /(?:\w*Error: )?Property failed after \d+ tests?\s*/g;
+
+/** A message as a reader needs it: without fast-check's run summary and without stack frames. */
+export function cleanMessage(text: string): string {
+  const lines: string[] = [];
+  let cut = false;
+  for (const raw of text.split(/\r?\n/)) {
+    if (INTERNAL_LINE.some((p) => p.test(raw))) {
+      cut = true;
+      continue;
+    }
+    const line = raw.replace(INTERNAL_FRAGMENT, "").replace(/^\s*Got (?:error|thrown): /, "");
+    if (line !== raw) cut = true;
+    if (line.trim() === "" && raw.trim() !== "") continue;
+    lines.push(line.trimEnd());
+  }
+  if (!cut) return text;
+  // A first line that only introduced what was cut ("could not be run: ") reads on with the next.
+  while (lines.length > 1 && /:$/.test(lines[0]!.trim()) && lines[1]!.trim() !== "") {
+    lines.splice(0, 2, `${lines[0]!.trim()} ${lines[1]!.trim()}`);
+  }
+  return lines
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
 }
