@@ -280,8 +280,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   return 3;
 }
 
+// No top-level await: the mutants import this module, and it must finish evaluating first.
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const code = await main(process.argv.slice(2), process.env);
-  // Flush stdout before leaving: the outcome line is what the caller reads.
-  process.stdout.write("", () => process.exit(code));
+  void main(process.argv.slice(2), process.env).then((code) => {
+    // Flush stdout before leaving: the outcome line is what the caller reads.
+    process.stdout.write("", () => process.exit(code));
+  });
 }

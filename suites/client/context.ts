@@ -24,7 +24,10 @@ export interface ClientCheck {
 export interface SeenRequest {
   /** The bytes before the first LF (or all that arrived, when no LF came). */
   line: Buffer;
-  /** lf: a complete line; closed: the client closed first; oversized: over the limit without LF; waited: no LF in time. */
+  /**
+   * lf: a complete line; closed: the client closed first; oversized: over the limit without LF;
+   * waited: no LF in time.
+   */
   ended: "lf" | "closed" | "oversized" | "waited";
   /** Bytes that arrived after the first LF before the answer began (a second, pipelined request). */
   after: Buffer;
@@ -485,7 +488,8 @@ export function notConnected(run: CaseRun): Finding | undefined {
   return {
     verdict: "error",
     message:
-      "The client never connected, so this case cannot be judged: does the --exec command use {host} and {port} (or AICONTROL_HOST and AICONTROL_PORT)?",
+      "The client never connected, so this case cannot be judged: does the --exec command use " +
+      "{host} and {port} (or AICONTROL_HOST and AICONTROL_PORT)?",
     actual: describeRun(run),
     transcript: run.transcript,
   };
@@ -493,7 +497,9 @@ export function notConnected(run: CaseRun): Finding | undefined {
 
 const killedFinding = (run: CaseRun, what: string, rules?: RuleId[]): Finding => ({
   verdict: "fail",
-  message: `The client was still running ${run.deadlineMs} ms after it started (${what}): every wait must be bounded by its timeout.`,
+  message:
+    `The client was still running ${run.deadlineMs} ms after it started (${what}): ` +
+    "every wait must be bounded by its timeout.",
   expected: "the client ends on its own within its timeout",
   actual: describeRun(run),
   transcript: run.transcript,
@@ -531,7 +537,8 @@ export function expectAccepted(run: CaseRun, what: string, rules?: RuleId[]): Fi
 }
 
 export const NEEDS_OUTCOME =
-  'the client prints no AICONTROL_OUTCOME line, so a surfaced remote error cannot be told from a rejected reply (print AICONTROL_OUTCOME {"kind":"result"|"remote-error"|"rejected"} on stdout)';
+  "the client prints no AICONTROL_OUTCOME line, so a surfaced remote error cannot be told from a rejected reply " +
+  '(print AICONTROL_OUTCOME {"kind":"result"|"remote-error"|"rejected"} on stdout)';
 
 /** The client must surface what was served as the remote error it is; without an outcome line, skip. */
 export function expectRemoteError(run: CaseRun, what: string, rules?: RuleId[]): Finding {

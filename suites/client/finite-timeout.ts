@@ -11,7 +11,9 @@ export const checks: ClientCheck[] = [
   {
     id: "validation.finite-timeout/invalid-timeout",
     rules: ["validation.finite-timeout"],
-    description: `Starts the client with each of ${INVALID.join(", ")} as its timeout (a valid reply ready should it connect).`,
+    description:
+      `Starts the client with each of ${INVALID.join(", ")} as its timeout ` +
+      "(a valid reply ready should it connect).",
     note: "Refusing before connecting means exiting non-zero without opening a connection.",
     async run(ctx) {
       const runs = await Promise.all(
@@ -25,7 +27,9 @@ export const checks: ClientCheck[] = [
         if (run.connections > 0 || run.outcome === "accepted" || run.outcome === "result" || run.killed) {
           return {
             verdict: "fail",
-            message: `The client took ${JSON.stringify(timeout)} as a timeout${run.connections ? " and connected" : ""}.`,
+            message: `The client took ${JSON.stringify(timeout)} as a timeout${
+              run.connections ? " and connected" : ""
+            }.`,
             expected: "an invalid timeout refused before connecting (exit non-zero, no connection)",
             actual: `${run.connections} connection(s); ${describeRun(run)}`,
             counterexample: `--timeout ${timeout}`,
@@ -53,8 +57,11 @@ export const checks: ClientCheck[] = [
     id: "validation.finite-timeout/drip-feed",
     rules: ["validation.finite-timeout"],
     description:
-      "Answers with a valid result one byte at a time, spread over twice the client's timeout, so that no single read waits long.",
-    note: "The timeout bounds the request as a whole: a per-read timeout lets a slow peer hold the client indefinitely (a warning).",
+      "Answers with a valid result one byte at a time, spread over twice the client's timeout, " +
+      "so that no single read waits long.",
+    note:
+      "The timeout bounds the request as a whole: a per-read timeout lets a slow peer hold the client " +
+      "indefinitely (a warning).",
     async run(ctx): Promise<Finding> {
       const t = ctx.clientTimeoutMs;
       const run = await ctx.runCase({
@@ -72,7 +79,9 @@ export const checks: ClientCheck[] = [
         return { verdict: "pass", message: `the client gave up after ${waited} ms (timeout ${t} ms)` };
       return {
         verdict: "warn",
-        message: `The client waited ${waited} ms for a reply dripped one byte at a time, past its timeout of ${t} ms: its timeout bounds each read, not the request.`,
+        message:
+          `The client waited ${waited} ms for a reply dripped one byte at a time, past its timeout of ${t} ms: ` +
+          "its timeout bounds each read, not the request.",
         expected: `the client gives up within about ${t} ms of sending its request`,
         actual: describeRun(run),
         transcript: run.transcript,

@@ -31,9 +31,11 @@ export const clientChecks: readonly ClientCheck[] = [
 export const UNOBSERVED_CLIENT_DUTIES: Readonly<Record<RuleId, string>> = {
   "security.plaintext": "how a client treats its token and payloads is not visible in the bytes it sends here",
   "security.secret-input":
-    "client mode gives the client no token; where it reads one from and whether it prints it are its own tests' to prove",
+    "client mode gives the client no token; where it reads one from and whether it prints it " +
+    "are its own tests' to prove",
   "validation.security":
-    "what the client's own test suite proves is not observable; non-loopback refusal is judged under security.loopback-default",
+    "what the client's own test suite proves is not observable; " +
+    "non-loopback refusal is judged under security.loopback-default",
 };
 
 export const BRIDGE_DUTY = "a bridge's duty: not judged in client mode";

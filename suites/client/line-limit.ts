@@ -8,7 +8,8 @@ export const checks: ClientCheck[] = [
     id: "wire.line-limit/oversized-reply",
     rules: ["wire.line-limit", "validation.malformed-peer"],
     description:
-      "Answers with a valid result padded with spaces to the limit plus one byte; then with a valid error whose multibyte message makes it the limit plus one byte in far fewer characters.",
+      "Answers with a valid result padded with spaces to the limit plus one byte; then with a valid error " +
+      "whose multibyte message makes it the limit plus one byte in far fewer characters.",
     note: "The limit is in bytes: a reply over it is rejected however few characters it holds.",
     async run(ctx) {
       const over = ctx.contract.limits.maxLineBytes + 1;

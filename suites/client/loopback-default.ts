@@ -12,8 +12,11 @@ export const checks: ClientCheck[] = [
   {
     id: "security.loopback-default/any-address",
     rules: ["security.loopback-default"],
-    description: `Starts the client with ${NON_LOOPBACK} as its host (no opt-in), a valid reply ready should it connect.`,
-    note: `${NON_LOOPBACK} is not a loopback address: without an explicit opt-in the client refuses it before connecting.`,
+    description:
+      `Starts the client with ${NON_LOOPBACK} as its host (no opt-in), a valid reply ready should it connect.`,
+    note:
+      `${NON_LOOPBACK} is not a loopback address: ` +
+      "without an explicit opt-in the client refuses it before connecting.",
     async run(ctx) {
       const run = await ctx.runCase({
         host: NON_LOOPBACK,

@@ -40,7 +40,8 @@ const noReply: ClientCheck = {
   id: "validation.malformed-peer/no-reply",
   rules: ["validation.malformed-peer"],
   description:
-    "Reads the client's request, then closes the connection (FIN) without a reply; then, in a second case, resets it (RST).",
+    "Reads the client's request, then closes the connection (FIN) without a reply; " +
+    "then, in a second case, resets it (RST).",
   note: "A connection that ends without a response is no response: the client reports a failure, never a result.",
   async run(ctx) {
     for (const then of ["close", "reset"] as const) {

@@ -8,7 +8,9 @@ export const checks: ClientCheck[] = [
     id: "wire.ndjson/unterminated-reply",
     rules: ["wire.ndjson", "validation.malformed-peer"],
     description: "Answers with a valid result without the LF, then closes the connection.",
-    note: "A line is JSON plus LF: text cut off by the end of the connection is an incomplete reply, even where it parses.",
+    note:
+      "A line is JSON plus LF: text cut off by the end of the connection is an incomplete reply, " +
+      "even where it parses.",
     async run(ctx) {
       const run = await ctx.runCase({ answer: (seen) => ({ bytes: Buffer.from(validResult(seen)), after: "close" }) });
       return notConnected(run) ?? expectRejected(run, "a reply without LF at the end of the connection");

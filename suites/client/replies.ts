@@ -20,7 +20,8 @@ export function paddedResult(seen: SeenRequest, bytes: number): Buffer {
 /** A valid error reply whose message is multibyte text, `bytes` bytes in all but far fewer characters. */
 export function multibyteError(seen: SeenRequest, contract: Contract, bytes: number): Buffer {
   const code = contract.codes["error.invalid-request"] ?? Object.values(contract.codes)[0]!;
-  const head = `${encode({ jsonrpc: contract.jsonrpc, id: requestIdOf(seen), error: { code, message: "" } }).slice(0, -3)}`;
+  const empty = encode({ jsonrpc: contract.jsonrpc, id: requestIdOf(seen), error: { code, message: "" } });
+  const head = empty.slice(0, -3);
   const tail = `"}}`;
   const room = bytes - Buffer.byteLength(head) - Buffer.byteLength(tail);
   const euro = "\u20ac"; // three bytes in UTF-8

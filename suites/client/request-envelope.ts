@@ -22,7 +22,8 @@ export const checks: ClientCheck[] = [
       "wire.sequential-connection",
     ],
     description:
-      "Reads the client's request (waiting a moment for any second request before answering), then answers it with a valid result.",
+      "Reads the client's request (waiting a moment for any second request before answering), " +
+      "then answers it with a valid result.",
     note: "The rules a bridge holds requests to bind the client that sends them.",
     async run(ctx) {
       const observeMs = Math.min(150, ctx.clientTimeoutMs / 4);
@@ -69,7 +70,9 @@ function judgeRequest(run: CaseRun, jsonrpc: string, limit: number): Finding {
   if (seen.ended !== "lf")
     return bad(
       "wire.ndjson",
-      `The client's request did not end with LF (${seen.ended === "closed" ? "it closed the connection" : "none came in time"}).`,
+      `The client's request did not end with LF (${
+        seen.ended === "closed" ? "it closed the connection" : "none came in time"
+      }).`,
       "one JSON object terminated by LF",
     );
   let request: unknown;

@@ -19,7 +19,8 @@ export const checks: ClientCheck[] = [
     id: "wire.response-envelope/valid-results",
     rules: ["wire.response-envelope"],
     description:
-      "Answers with a valid result for the requested method, in varied encodings (member order, whitespace, \\u escapes).",
+      "Answers with a valid result for the requested method, " +
+      "in varied encodings (member order, whitespace, \\u escapes).",
     note: "A client accepts every response the envelope allows: JSON that reads back the same is the same response.",
     run: (ctx) =>
       ctx.property(
@@ -40,7 +41,9 @@ export const checks: ClientCheck[] = [
     id: "wire.response-envelope/valid-errors",
     rules: ["wire.response-envelope"],
     description: "Answers with a valid error (any integer code, any message, optional data), in varied encodings.",
-    note: "A valid error response is the server's answer: the client surfaces it as a remote error, not as a malformed reply.",
+    note:
+      "A valid error response is the server's answer: " +
+      "the client surfaces it as a remote error, not as a malformed reply.",
     run: (ctx) =>
       ctx.property(
         validReply({ kinds: ["error"], jsonrpc: ctx.contract.jsonrpc }),

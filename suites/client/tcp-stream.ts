@@ -8,7 +8,8 @@ export const checks: ClientCheck[] = [
     id: "wire.tcp-stream/segmented-reply",
     rules: ["wire.tcp-stream"],
     description:
-      "Answers with a valid result split into several TCP segments (one byte each at the edges, split points generated).",
+      "Answers with a valid result split into several TCP segments " +
+      "(one byte each at the edges, split points generated).",
     note: "TCP is a byte stream: the client reads until the LF however the reply is segmented.",
     run: (ctx) =>
       ctx.property(

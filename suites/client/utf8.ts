@@ -11,7 +11,8 @@ export const checks: ClientCheck[] = [
     id: "wire.utf8/malformed-reply",
     rules: ["wire.utf8", "validation.malformed-peer"],
     description:
-      "Answers with a reply whose string (a member of the result, or the message of an error) holds malformed UTF-8: overlong forms, surrogates, truncated sequences, bytes above U+10FFFF.",
+      "Answers with a valid result carrying one more member, a string that holds malformed UTF-8: " +
+      "overlong forms, surrogates, truncated sequences, bytes above U+10FFFF.",
     run: (ctx) =>
       ctx.property(malformedUtf8({ placements: ["raw"] }), async (bad) => {
         const run = await ctx.runCase({
@@ -31,7 +32,9 @@ export const checks: ClientCheck[] = [
     id: "wire.utf8/bom-reply",
     rules: ["wire.utf8"],
     description: "Answers with a valid result preceded by a UTF-8 byte order mark (EF BB BF).",
-    note: "A BOM is not part of a JSON text on the wire (RFC 8259 section 8.1 forbids sending one, but lets parsers ignore it): rejecting it is the strict reading; accepting it is a warning.",
+    note:
+      "A BOM is not part of a JSON text on the wire (RFC 8259 section 8.1 forbids sending one, " +
+      "but lets parsers ignore it): rejecting it is the strict reading; accepting it is a warning.",
     async run(ctx) {
       const run = await ctx.runCase({
         answer: (seen) => ({ bytes: line(Buffer.concat([BOM, Buffer.from(validResult(seen))])), after: "hold" }),
@@ -45,7 +48,9 @@ export const checks: ClientCheck[] = [
       return {
         ...rejected,
         verdict: "warn",
-        message: `${rejected.message} RFC 8259 lets a parser ignore a BOM; the strict reading of the contract's UTF-8 lines does not.`,
+        message:
+          `${rejected.message} RFC 8259 lets a parser ignore a BOM; ` +
+          "the strict reading of the contract's UTF-8 lines does not.",
       };
     },
   },

@@ -1,0 +1,109 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { clientMutants } from "../bridges/clients/mutants.js";
+import { contract } from "../protocol/contract.js";
+import type { Report } from "../reports/types.js";
+import { runClientMode } from "../runner/client.js";
+import { NEEDS_OUTCOME } from "../suites/client/context.js";
+import { BRIDGE_DUTY, clientChecks } from "../suites/client/index.js";
+import { cli, problems, readReport, verdictOf } from "./helpers.js";
+
+// The compiled reference client (the global setup builds it), started once per case.
+const CLIENT = "node dist/bridges/clients/reference.js --host {host} --port {port} --timeout {timeout}";
+
+async function runClient(command: string, checks?: string[], runs = 100): Promise<Report> {
+  return runClientMode({
+    contract,
+    command,
+    clientTimeoutMs: 1000,
+    seed: 7,
+    runs,
+    strict: false,
+    selected: () => true,
+    env: { PATH: process.env.PATH },
+    reporters: [],
+    log: () => {},
+    ...(checks ? { onlyChecks: new Set(checks) } : {}),
+  });
+}
+
+const checkVerdict = (report: Report, rule: string, check: string) =>
+  report.rules.find((r) => r.id === `${contract.prefix}.${rule}`)?.checks.find((c) => c.id === check)?.verdict;
+
+describe("client mode against the reference client", () => {
+  it("passes every case, lists every rule, and takes about 20 s at most", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "client-"));
+    const started = Date.now();
+    const { code, out } = await cli([
+      "client",
+      "--exec",
+      `${CLIENT} ping`,
+      "--seed",
+      "3",
+      "--json",
+      join(dir, "r.json"),
+      "--junit",
+      join(dir, "r.xml"),
+    ]);
+    const elapsed = Date.now() - started;
+    const report = readReport(join(dir, "r.json"));
+    expect(problems(report), out).toEqual([]);
+    expect(code).toBe(0);
+    expect(report.summary.warn).toBe(0);
+    expect(report.target).toEqual({ kind: "client", command: `${CLIENT} ping`, spawned: true, label: "client" });
+    expect(report.rules).toHaveLength(contract.rules.length);
+    // Every check ran and passed; every rule without a client check is a skip with its reason.
+    const ran = report.rules.flatMap((r) => r.checks.map((c) => c.id));
+    expect(new Set(ran)).toEqual(new Set(clientChecks.map((c) => c.id)));
+    for (const rule of report.rules) {
+      if (rule.checks.length) expect(rule.verdict, rule.id).toBe("pass");
+      else expect(rule.verdict, rule.id).toBe("skip");
+    }
+    expect(report.rules.find((r) => r.id.endsWith(".method.ping"))?.reason).toBe(BRIDGE_DUTY);
+    expect(verdictOf(report, "validation.malformed-peer")).toBe("pass");
+    expect(verdictOf(report, "security.loopback-default")).toBe("pass");
+    expect(verdictOf(report, "validation.finite-timeout")).toBe("pass");
+    expect(elapsed).toBeLessThan(40_000);
+  }, 120_000);
+
+  it("skips the remote-error cases of a client that prints no outcome line", async () => {
+    const quiet = `bash -c 'set -o pipefail; ${CLIENT} ping | grep -v AICONTROL_OUTCOME'`;
+    const report = await runClient(quiet, ["wire.response-envelope/valid-errors", "validation.malformed-peer/id"], 20);
+    const errors = report.rules
+      .find((r) => r.id.endsWith(".wire.response-envelope"))
+      ?.checks.find((c) => c.id === "wire.response-envelope/valid-errors");
+    expect(errors?.verdict).toBe("skip");
+    expect(errors?.message).toBe(NEEDS_OUTCOME);
+    // Rejections are still told by the exit status.
+    expect(checkVerdict(report, "validation.malformed-peer", "validation.malformed-peer/id")).toBe("pass");
+  }, 60_000);
+
+  it("kills a client still running at the deadline, with every process it started", async () => {
+    const marker = "37.25";
+    const report = await runClient(`sleep ${marker} & sleep ${marker}; true`, ["validation.finite-timeout/silence"]);
+    const check = report.rules.flatMap((r) => r.checks).find((c) => c.id === "validation.finite-timeout/silence");
+    expect(check?.verdict).toBe("fail");
+    expect(check?.message).toMatch(/still running/);
+    const left = execFileSync("ps", ["-eo", "args"], { encoding: "utf8" })
+      .split("\n")
+      .filter((l) => l.includes(`sleep ${marker}`));
+    expect(left).toEqual([]);
+  }, 30_000);
+
+  it("reports the client's exit on usage errors of client mode", async () => {
+    const { code, err } = await cli(["client"]);
+    expect(code).toBe(2);
+    expect(err).toMatch(/--exec/);
+  });
+});
+
+describe.each(clientMutants.map((m) => [m.name, m] as const))("client mutant %s", (_name, mutant) => {
+  it(`${mutant.verdict}s ${mutant.check} on ${mutant.breaks} (${mutant.description})`, async () => {
+    const report = await runClient(`${CLIENT} --mutant ${mutant.name} ping`, [mutant.check]);
+    expect(verdictOf(report, mutant.breaks)).toBe(mutant.verdict);
+    expect(checkVerdict(report, mutant.breaks, mutant.check)).toBe(mutant.verdict);
+  }, 60_000);
+});
