@@ -8,12 +8,13 @@ import { validResult } from "./replies.js";
  */
 const NON_LOOPBACK = "0.0.0.0";
 
+const READY = "a valid reply ready should it connect";
+
 export const checks: ClientCheck[] = [
   {
     id: "security.loopback-default/any-address",
     rules: ["security.loopback-default"],
-    description:
-      `Starts the client with ${NON_LOOPBACK} as its host (no opt-in), a valid reply ready should it connect.`,
+    description: `Starts the client with ${NON_LOOPBACK} as its host (no opt-in), ${READY}.`,
     note:
       `${NON_LOOPBACK} is not a loopback address: ` +
       "without an explicit opt-in the client refuses it before connecting.",
