@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describeNearMiss, nearMissParams, type TokenNearMiss, tokenNearMiss } from "../../generators/tokenNearMiss.js";
 import type { TranscriptEntry } from "../../protocol/verdict.js";
 import {
@@ -108,39 +109,52 @@ export const authNearMiss: Check = {
   id: "method.auth/near-miss",
   rules: ["method.auth", "error.unauthorized"],
   description:
-    "On a fresh connection each: auth with a near miss of the configured token (a prefix, the token extended, " +
-    "in another case, with whitespace or NUL around it, empty, one character changed, in an array, missing), then ping.",
-  note: "only the exact token authorizes; a refused near miss leaves the connection unauthorized",
+    "On one connection, one near miss of the configured token after another (a prefix, the token extended, in " +
+    "another case, with whitespace or NUL around it, empty, one character changed, in an array, missing), " +
+    "each followed by a ping; then generated near misses the same way.",
+  note:
+    "only the exact token authorizes; a refused near miss leaves the connection unauthorized (where the bridge " +
+    "closes it instead, the next near miss goes on a new connection)",
   async run(ctx) {
     if (!ctx.tokenConfigured) return skip(NO_TOKEN);
     const token = ctx.token();
-    const examples = everyNearMiss(token);
     return ctx.property(
-      tokenNearMiss(),
-      async (miss) => {
-        const params = nearMissParams(token, miss);
-        if (!params) return pass("not applicable: this near miss of the token is the token itself");
-        const conn = await ctx.connect();
-        let finding: Finding;
+      fc.array(tokenNearMiss(), { minLength: 1, maxLength: 6 }),
+      async (misses) => {
+        const sent: unknown[] = [];
+        let conn = await ctx.connect();
+        let finding: Finding = pass("every near miss refused, and the connection stayed unauthorized");
         try {
-          finding = await judgeNearMiss(ctx, conn, params, describeNearMiss(token, miss));
+          for (const miss of misses) {
+            const params = nearMissParams(token, miss);
+            if (!params) continue; // this near miss of this token is the token itself
+            sent.push(params.token);
+            const judged = await judgeNearMiss(ctx, conn, params, describeNearMiss(token, miss));
+            if (judged === "closed") conn = await ctx.connect();
+            else if (judged) {
+              finding = judged;
+              break;
+            }
+          }
         } catch (err) {
           finding = findingOf(err);
         }
-        return finding.verdict === "pass" ? finding : hideNearMiss(finding, conn.transcript, params.token);
+        return finding.verdict === "pass" ? finding : hideNearMisses(finding, conn.transcript, sent);
       },
-      // Every listed near miss, and as many generated ones as the profile asks for on top.
-      { examples, runs: examples.length + ctx.runs },
+      // The listed near misses (each kind at its likeliest slip) as one case, then generated ones for other
+      // lengths, positions and suffixes.
+      { examples: [everyNearMiss(token)], runs: 1 + Math.ceil(ctx.runs / 10) },
     );
   },
 };
 
+/** Why one near miss was not refused, or "closed" where the bridge refused it by closing the connection. */
 async function judgeNearMiss(
   ctx: CheckContext,
   conn: Connection,
   params: { token?: unknown },
   what: string,
-): Promise<Finding> {
+): Promise<Finding | "closed" | undefined> {
   const codes = ctx.contract.codes;
   const auth = await ctx.call(conn, rpc("auth", params, "near-miss"));
   const answer = resultOf(auth)?.authorized;
@@ -155,6 +169,7 @@ async function judgeNearMiss(
       ["method.auth"],
     );
   const ping = await ctx.call(conn, rpc("ping", {}, "after-near-miss"));
+  if (ping.kind === "closed" || ping.kind === "reset") return "closed";
   if (errorCode(ping) !== codes["error.unauthorized"])
     return fail(
       `After auth refused ${what}, ping on that connection was not rejected with ${codes["error.unauthorized"]}.`,
@@ -162,7 +177,7 @@ async function judgeNearMiss(
       describeReply(ping),
       ["method.auth", "error.unauthorized"],
     );
-  return pass("refused, and the connection stayed unauthorized");
+  return undefined;
 }
 
 /** Shortest near miss worth hiding where it comes back: shorter ones give little away and would shred ordinary text. */
@@ -171,19 +186,22 @@ const NEAR_MISS_SHOWN = "«near miss of the token»";
 
 /**
  * The harness redacts the token itself, not what is derived from it (a prefix, another case): a
- * finding shows the auth request with its token replaced, and the near miss nowhere else.
+ * finding shows each auth request with its token replaced, and the near misses nowhere else.
  */
-function hideNearMiss(finding: Finding, transcript: TranscriptEntry[], sent: unknown): Finding {
-  const forms =
-    typeof sent === "string" && sent.length >= HIDDEN_MIN_LENGTH
-      ? [...new Set([JSON.stringify(sent).slice(1, -1), sent])].sort((a, b) => b.length - a.length)
-      : [];
+function hideNearMisses(finding: Finding, transcript: TranscriptEntry[], sent: unknown[]): Finding {
+  const forms = [
+    ...new Set(
+      sent
+        .filter((v): v is string => typeof v === "string" && v.length >= HIDDEN_MIN_LENGTH)
+        .flatMap((v) => [JSON.stringify(v).slice(1, -1), v]),
+    ),
+  ].sort((a, b) => b.length - a.length);
   const scrub = (text: string) => forms.reduce((t, form) => t.split(form).join(NEAR_MISS_SHOWN), text);
   const entry = (e: TranscriptEntry): TranscriptEntry => {
     if (e.text === undefined) {
       if (e.base64 === undefined) return e;
       const { base64: _, ...rest } = e;
-      return { ...rest, text: "«bytes not shown: not UTF-8, so not searched for the near miss»" };
+      return { ...rest, text: "«bytes not shown: not UTF-8, so not searched for the near misses»" };
     }
     if (e.dir === "send") {
       try {
