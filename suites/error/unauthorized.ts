@@ -6,10 +6,13 @@ export const beforeAuth: Check = {
   id: "error.unauthorized/before-auth",
   rules: ["error.unauthorized", "method.auth"],
   description:
-    "Before authorizing, calls every method but auth (and unknown ones): on a fresh connection, after a wrong token of any shape, and after another connection was authorized.",
+    "Before authorizing, calls every method but auth (and unknown ones): on a fresh connection, after a wrong " +
+    "token of any shape, and after another connection was authorized.",
   note: "a failed attempt leaves the connection unauthorized; authorization never carries over to another connection",
   async run(ctx) {
     if (!ctx.tokenConfigured) return skip(NO_TOKEN);
+    const codes = ctx.contract.codes;
+    const unauthorized = codes["error.unauthorized"];
     return ctx.property(unauthorizedCall(), async (call) => {
       if (call.afterReconnect) (await ctx.session()).close();
       const conn = await ctx.connect();
@@ -18,22 +21,23 @@ export const beforeAuth: Check = {
         const answer = resultOf(auth)?.authorized;
         const rejected =
           answer === false ||
-          (typeof call.wrongToken !== "string" && errorCode(auth) === ctx.contract.codes["error.invalid-params"]);
+          (typeof call.wrongToken !== "string" && errorCode(auth) === codes["error.invalid-params"]);
         if (!rejected)
           return fail(
             `auth with a wrong token ${JSON.stringify(call.wrongToken)} was not answered {"authorized":false}.`,
-            `{"authorized":false} (or -32602 for a non-string token)`,
+            `{"authorized":false} (or ${codes["error.invalid-params"]} for a non-string token)`,
             describeReply(auth),
             ["method.auth"],
           );
       }
       const reply = await ctx.call(conn, rpc(call.method, call.params, 1));
-      if (errorCode(reply) === ctx.contract.codes["error.unauthorized"]) return pass("rejected");
+      if (errorCode(reply) === unauthorized) return pass("rejected");
       const known = ctx.contract.methods.includes(call.method);
-      if (!known && errorCode(reply) === ctx.contract.codes["error.method-not-found"]) {
+      if (!known && errorCode(reply) === codes["error.method-not-found"]) {
         return warn(
-          `The unknown method ${call.method} before auth got -32601 rather than -32001 (the contract does not say which comes first).`,
-          "-32001",
+          `The unknown method ${call.method} before auth got ${codes["error.method-not-found"]} rather than ` +
+            `${unauthorized} (the contract does not say which comes first).`,
+          String(unauthorized),
           describeReply(reply),
         );
       }
@@ -42,9 +46,12 @@ export const beforeAuth: Check = {
         : call.wrongToken !== undefined
           ? "after a wrong token"
           : "before auth";
-      return fail(`${call.method} ${where} was not rejected with -32001.`, "-32001", describeReply(reply), [
-        "error.unauthorized",
-      ]);
+      return fail(
+        `${call.method} ${where} was not rejected with ${unauthorized}.`,
+        String(unauthorized),
+        describeReply(reply),
+        ["error.unauthorized"],
+      );
     });
   },
 };
@@ -53,28 +60,49 @@ export const precedence: Check = {
   id: "error.unauthorized/precedence",
   rules: ["error.unauthorized", "error.invalid-request"],
   description: "Before auth, sends an invalid envelope and an unknown method, where two errors could apply.",
-  note: "an invalid envelope is an invalid request whoever sends it; where the contract is silent on the order, another order is a warning",
+  note:
+    "an invalid envelope is an invalid request whoever sends it; where the contract is silent on the order, " +
+    "another order is a warning",
   async run(ctx) {
     if (!ctx.tokenConfigured) return skip(NO_TOKEN);
     const conn = await ctx.connect();
     const envelope = await ctx.call(conn, { jsonrpc: "1.0", id: 1, method: "ping", params: {} }, { orNullId: true });
     const unknown = await ctx.call(conn, rpc("no.such.method", {}, 2));
     const codes = ctx.contract.codes;
+    const [invalid, unauthorized, notFound] = [
+      codes["error.invalid-request"],
+      codes["error.unauthorized"],
+      codes["error.method-not-found"],
+    ];
     if (errorCode(envelope) !== codes["error.invalid-request"] && errorCode(envelope) !== codes["error.unauthorized"]) {
-      return fail("An invalid envelope before auth got neither -32600 nor -32001.", "-32600", describeReply(envelope), [
-        "error.invalid-request",
-      ]);
+      return fail(
+        `An invalid envelope before auth got neither ${invalid} nor ${unauthorized}.`,
+        String(invalid),
+        describeReply(envelope),
+        ["error.invalid-request"],
+      );
     }
     if (errorCode(unknown) !== codes["error.unauthorized"] && errorCode(unknown) !== codes["error.method-not-found"]) {
-      return fail("An unknown method before auth got neither -32001 nor -32601.", "-32001", describeReply(unknown), [
-        "error.unauthorized",
-      ]);
+      return fail(
+        `An unknown method before auth got neither ${unauthorized} nor ${notFound}.`,
+        String(unauthorized),
+        describeReply(unknown),
+        ["error.unauthorized"],
+      );
     }
     if (errorCode(envelope) !== codes["error.invalid-request"])
-      return warn("An invalid envelope before auth got -32001 rather than -32600.", "-32600", describeReply(envelope));
+      return warn(
+        `An invalid envelope before auth got ${unauthorized} rather than ${invalid}.`,
+        String(invalid),
+        describeReply(envelope),
+      );
     if (errorCode(unknown) !== codes["error.unauthorized"])
-      return warn("An unknown method before auth got -32601 rather than -32001.", "-32001", describeReply(unknown));
-    return pass("Invalid envelope -> -32600 and unknown method -> -32001 before auth.");
+      return warn(
+        `An unknown method before auth got ${notFound} rather than ${unauthorized}.`,
+        String(unauthorized),
+        describeReply(unknown),
+      );
+    return pass(`Invalid envelope -> ${invalid} and unknown method -> ${unauthorized} before auth.`);
   },
 };
 

@@ -8,7 +8,8 @@ export const actLifecycle: Check = {
   id: "method.act/accept-and-complete",
   rules: ["method.act", "integration.command-completion"],
   description:
-    "Calls act with well-typed commands, their types drawn from observation.availableActions and at random, and waits for each one's completion event.",
+    "Calls act with well-typed commands, their types drawn from observation.availableActions and at random, " +
+    "and waits for each one's completion event.",
   note: "commandSeq increases; every accepted command completes exactly once",
   async run(ctx) {
     const types = await advertisedTypes(ctx, await ctx.session());

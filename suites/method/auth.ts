@@ -35,7 +35,7 @@ export const authWrongThenRight: Check = {
     if (errorCode(still) !== ctx.contract.codes["error.unauthorized"])
       return fail(
         "After a wrong token the connection was not left unauthorized.",
-        "-32001 for ping",
+        `${ctx.contract.codes["error.unauthorized"]} for ping`,
         describeReply(still),
         ["method.auth", "error.unauthorized"],
       );
@@ -57,7 +57,8 @@ export const authSimultaneous: Check = {
   id: "method.auth/per-connection",
   rules: ["method.auth", "error.unauthorized"],
   description:
-    "Authorizes one connection and, while it stays open, calls ping on a second one; skipped if the bridge serves one connection at a time.",
+    "Authorizes one connection and, while it stays open, calls ping on a second one; skipped if the bridge " +
+    "serves one connection at a time.",
   note: "a second connection is unauthorized while the first is authorized",
   async run(ctx) {
     if (!ctx.tokenConfigured)
@@ -70,13 +71,14 @@ export const authSimultaneous: Check = {
     first.close();
     if (reply.kind === "timeout")
       return skip(
-        "The bridge serves one connection at a time (the second got no answer while the first was open), as the contract allows.",
+        "The bridge serves one connection at a time (the second got no answer while the first was open), " +
+          "as the contract allows.",
       );
     if (errorCode(reply) === ctx.contract.codes["error.unauthorized"])
       return pass("The second connection was unauthorized while the first was authorized.");
     return fail(
       "A second connection was served without auth while another was authorized.",
-      "-32001 on the second connection",
+      `${ctx.contract.codes["error.unauthorized"]} on the second connection`,
       describeReply(reply),
       ["error.unauthorized"],
     );
