@@ -1,15 +1,46 @@
-import { nonStandardJson } from "../../generators/nonStandardJson.js";
+import { isDeepStrictEqual } from "node:util";
+import fc from "fast-check";
+import { DEEP_ID, type DeepNesting, deepNesting, deepNestingText } from "../../generators/deepNesting.js";
+import { type NonStandardJsonLine, type NonStandardKind, nonStandardJson } from "../../generators/nonStandardJson.js";
+import {
+  duplicateKeyEdge,
+  escapedControlEdge,
+  loneSurrogateEdge,
+  type ValidJsonEdge,
+  validJsonEdge,
+} from "../../generators/validJsonEdge.js";
 import {
   type Check,
+  type CheckContext,
   describeReply,
   errorCode,
   Fault,
+  type Finding,
   fail,
   pass,
   type Reply,
   resultOf,
   warn,
 } from "../harness/check.js";
+
+/** One line of every kind, tried before the generated ones (so a single lenient kind, the BOM included, is seen). */
+const NON_JSON_KINDS: NonStandardKind[] = [
+  "bom",
+  "nan-infinity",
+  "comment",
+  "trailing-comma",
+  "single-quotes",
+  "bad-number",
+  "control-char",
+  "bad-escape",
+  "truncated",
+  "trailing-garbage",
+  "unquoted-key",
+  "bad-literal",
+];
+const NON_JSON_EXAMPLES: NonStandardJsonLine[] = NON_JSON_KINDS.map(
+  (kind) => fc.sample(nonStandardJson({ kinds: [kind] }), { numRuns: 1, seed: 1 })[0]!,
+);
 
 export const nonJson: Check = {
   id: "error.parse/non-json",
@@ -54,8 +85,140 @@ export const nonJson: Check = {
           describeReply(reply),
         );
       },
-      { liveness: true },
+      { liveness: true, examples: NON_JSON_EXAMPLES },
     ),
 };
 
-export const checks: Check[] = [nonJson];
+const DEEP_EXAMPLES: DeepNesting[] = [
+  { place: "params", depth: 10_000, bracket: "array" },
+  { place: "root", depth: 10_000, bracket: "array" },
+  { place: "unbalanced", depth: 10_000, bracket: "array" },
+  { place: "params", depth: 10_000, bracket: "object" },
+];
+
+export const deepNestingCheck: Check = {
+  id: "error.parse/deep-nesting",
+  rules: ["error.parse"],
+  description:
+    "Sends lines nested thousands of levels deep (up to 10,000 arrays or objects): inside a ping's params, as the whole line, and unbalanced; then checks the bridge still serves.",
+  note: "RFC 8259 section 9 lets a parser limit nesting depth, so a valid deep request may be served or refused with -32700 or -32600, and a close is tolerated; unbalanced brackets are not JSON (-32700 or close); the bridge keeps serving",
+  run: (ctx) =>
+    ctx.property(
+      deepNesting(),
+      async (nesting) => {
+        const conn = await ctx.session();
+        const reply = await ctx.call(conn, deepNestingText(nesting), { expectId: DEEP_ID, orNullId: true });
+        const { codes } = ctx.contract;
+        const code = errorCode(reply);
+        const what = `${nesting.depth} levels of ${nesting.bracket}s (${nesting.place})`;
+        if (reply.kind === "closed" || reply.kind === "reset") return pass(`${what}: closed`);
+        // Unbalanced brackets are not JSON; a valid document may still meet a depth limit (-32700) or, as the whole
+        // line, be read as a non-object request (-32600).
+        const allowed =
+          nesting.place === "unbalanced"
+            ? [codes["error.parse"]]
+            : [codes["error.parse"], codes["error.invalid-request"]];
+        if (code !== undefined && allowed.includes(code)) return pass(`${what}: refused`);
+        if (nesting.place === "params" && resultOf(reply)?.ok === true) return pass(`${what}: served`);
+        return fail(
+          `A line nested ${what} was not answered as the contract allows.`,
+          nesting.place === "params"
+            ? "the ping served, or -32700 / -32600 (a depth limit), or a close"
+            : nesting.place === "root"
+              ? "-32600 (not a request object) or -32700 (a depth limit), or a close"
+              : "-32700 (not JSON), or a close",
+          describeReply(reply),
+        );
+      },
+      {
+        examples: DEEP_EXAMPLES,
+        runs: 8,
+        liveness: true,
+      },
+    ),
+};
+
+const quote = (s: string) => JSON.stringify(s);
+
+/** Whether a reply's id is one of the JSON texts the request may be read as having. */
+const idOneOf = (id: unknown, texts: string[]) => texts.some((t) => isDeepStrictEqual(JSON.parse(t), id));
+
+/** What a bridge may answer to a valid-grammar edge case: the readings RFC 8259 leaves it, and nothing else. */
+function judgeEdge(ctx: CheckContext, edge: ValidJsonEdge, reply: Reply): Finding {
+  const { codes, methods } = ctx.contract;
+  const code = errorCode(reply);
+  const fault = {
+    "escaped-control": "an escaped control character in the",
+    "lone-surrogate": "a lone surrogate escape in the",
+    "duplicate-key": "a duplicate",
+  }[edge.kind];
+  const what = `A request with ${fault} ${edge.place}`;
+  if (reply.kind !== "response")
+    return fail(
+      `${what} got no reply: it is valid JSON grammar (RFC 8259), so it is answered like any other line.`,
+      "a response",
+      describeReply(reply),
+      ["error.parse"],
+    );
+  const { response } = reply;
+  const refused = response.id === null && (code === codes["error.parse"] || code === codes["error.invalid-request"]);
+  if (refused && code === codes["error.parse"] && edge.kind === "escaped-control")
+    return fail(
+      `${what} was answered with a parse error, but escaped control characters are valid JSON.`,
+      `${codes["error.method-not-found"]} (an unknown method)`,
+      describeReply(reply),
+      ["error.parse"],
+    );
+  // RFC 8259 leaves unpaired surrogates (section 8.2) and duplicate names (section 4) to the receiver:
+  // refusing them is one reading.
+  if (refused && edge.kind !== "escaped-control") return pass("refused");
+  if (!idOneOf(response.id, edge.ids))
+    return fail(
+      `${what} was answered with an id it does not hold.`,
+      `id ${edge.ids.join(" or ")}`,
+      describeReply(reply),
+      ["wire.response-envelope"],
+    );
+  const unknown = edge.methods.filter((m) => !methods.includes(m));
+  if (code === codes["error.method-not-found"] && unknown.length > 0) return pass("unknown method");
+  if (resultOf(reply)?.ok === true && edge.methods.includes("ping")) return pass("served");
+  return fail(
+    `${what} was answered as none of the methods it may be read as (${edge.methods.map(quote).join(", ")}).`,
+    unknown.length === edge.methods.length
+      ? `${codes["error.method-not-found"]} (an unknown method)`
+      : `{"ok":true}${unknown.length ? ` or ${codes["error.method-not-found"]}` : ""}`,
+    describeReply(reply),
+    [unknown.length === edge.methods.length ? "error.method-not-found" : "error.parse"],
+  );
+}
+
+/** A NUL that a C string would end at, a trimmable LF, other controls; each edge kind in each place. */
+const EDGE_EXAMPLES: ValidJsonEdge[] = [
+  escapedControlEdge(0, 4, false),
+  escapedControlEdge(0x0a, 4, true),
+  escapedControlEdge(0x1f, 2, false, "x"),
+  loneSurrogateEdge("id", "\ud800"),
+  loneSurrogateEdge("method", "\udc00"),
+  loneSurrogateEdge("params", "\udbff"),
+  duplicateKeyEdge("id", false),
+  duplicateKeyEdge("method", true),
+];
+
+export const validEdges: Check = {
+  id: "error.parse/valid-edges",
+  rules: ["error.parse", "error.method-not-found"],
+  description:
+    "Sends valid-grammar requests at RFC 8259's edges: escaped control characters (\\u0000, \\n ...) in the method name, unpaired surrogate escapes (\\ud800) in the id, method or params, and duplicate member names; then checks the bridge still serves.",
+  note: "escaped controls are valid JSON, so the method is unknown (-32601), never a parse error or a trimmed name; unpaired surrogates and duplicate names may be read either way RFC 8259 allows, or refused, but are answered",
+  run: (ctx) =>
+    ctx.property(
+      validJsonEdge(),
+      async (edge) => {
+        const conn = await ctx.session();
+        return judgeEdge(ctx, edge, await ctx.call(conn, edge.text, { anyId: true }));
+      },
+      { examples: EDGE_EXAMPLES, runs: Math.max(EDGE_EXAMPLES.length, Math.min(ctx.runs, 30)), liveness: true },
+    ),
+};
+
+export const checks: Check[] = [nonJson, deepNestingCheck, validEdges];

@@ -2,7 +2,8 @@ import { isDeepStrictEqual } from "node:util";
 import type { Contract } from "../../protocol/contract.js";
 import { clip, type Response, violation } from "./check.js";
 
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+// ignoreBOM keeps a leading byte order mark in the text instead of dropping it silently, so it is judged below.
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
  * Judges one response line against the framing and envelope rules. Every reply
@@ -32,6 +33,18 @@ export function judgeResponse(
       `bytes (base64) ${clip(raw.toString("base64"))}`,
     );
   }
+  // EF BB BF is well-formed UTF-8 (U+FEFF), so wire.utf8 holds; but U+FEFF is not JSON whitespace and RFC 8259
+  // section 8.1 forbids adding it to networked JSON: the line no longer holds one JSON object (wire.ndjson), just as
+  // a request with a BOM is a parse error rather than an encoding fault.
+  if (text.startsWith("\ufeff"))
+    throw violation(
+      "wire.ndjson",
+      "The response line starts with a byte order mark (EF BB BF), which is not JSON.",
+      "one JSON object per line, without a byte order mark",
+      `\\ufeff${clip(text.slice(1))}`,
+    );
+  // A CR before the LF passes: the contract terminates lines with LF, and CR is JSON whitespace (RFC 8259 section 2),
+  // so "{...}\r" is still one JSON object ending at the LF; a client splitting on LF reads it unchanged.
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -80,4 +93,54 @@ export function judgeResponse(
     );
   }
   return r as unknown as Response;
+}
+
+/**
+ * The JSON text of a top-level member of a JSON object's text (the last one of that name, as JSON.parse reads it),
+ * or undefined. The text is already known to be one JSON object (it passed the judge). The judge compares parsed
+ * values, where a double loses digits (12345678901234567890); a check that needs the id as written reads it here.
+ */
+export function memberText(text: string, name: string): string | undefined {
+  let at = 0;
+  let found: string | undefined;
+  const ws = () => {
+    while (" \t\r\n".includes(text[at] ?? "x")) at++;
+  };
+  const skipString = () => {
+    for (at++; at < text.length && text[at] !== '"'; at++) if (text[at] === "\\") at++;
+    at++;
+  };
+  const skipValue = () => {
+    if (text[at] === '"') return skipString();
+    let depth = 0;
+    for (; at < text.length; at++) {
+      const c = text[at]!;
+      if (c === '"') {
+        skipString();
+        at--;
+      } else if (c === "[" || c === "{") depth++;
+      else if (c === "]" || c === "}") {
+        if (depth === 0) return;
+        depth--;
+      } else if (depth === 0 && (c === "," || " \t\r\n".includes(c))) return;
+    }
+  };
+  ws();
+  at++; // {
+  for (;;) {
+    ws();
+    if (text[at] !== '"') return found;
+    const start = at;
+    skipString();
+    const key = JSON.parse(text.slice(start, at)) as string;
+    ws();
+    at++; // :
+    ws();
+    const from = at;
+    skipValue();
+    if (key === name) found = text.slice(from, at).trim();
+    ws();
+    if (text[at] !== ",") return found;
+    at++;
+  }
 }

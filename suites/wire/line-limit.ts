@@ -1,3 +1,4 @@
+import { FILLER, LIMIT_ID, type LimitLine, limitLine, limitLineBytes } from "../../generators/limitLine.js";
 import { oversizedBytes, oversizedLine, paddedRequest, TAIL_ID } from "../../generators/oversizedLine.js";
 import { type Check, describeReply, errorCode, fail, pass, type Reply } from "../harness/check.js";
 import { expectPong, rejectedOrClosed } from "../harness/expect.js";
@@ -90,4 +91,62 @@ export const endlessLine: Check = {
   },
 };
 
-export const checks: Check[] = [exactLimit, overLimit, endlessLine];
+/** Every width at exactly the limit and one byte over, then an excess of whitespace only: tried first. */
+const LIMIT_EXAMPLES: LimitLine[] = [
+  ...([1, 2, 3, 4] as const).flatMap((width) => [
+    { width, excess: 0, padding: "chars" as const },
+    { width, excess: 1, padding: "chars" as const },
+  ]),
+  { width: 3, excess: 1, padding: "spaces" },
+  { width: 2, excess: 1, padding: "cr" },
+  { width: 4, excess: 0, padding: "cr" },
+];
+
+export const bytesNotCharacters: Check = {
+  id: "wire.line-limit/bytes-not-characters",
+  rules: ["wire.line-limit"],
+  description:
+    "Sends pings whose string is filled with 1-, 2-, 3- or 4-byte UTF-8 characters to exactly 1 MiB before the LF, or a few bytes over it (some over only by trailing spaces, or by a CR before the LF).",
+  note: "the limit counts the payload's UTF-8 bytes, whitespace and a CR before the LF included, not characters or UTF-16 units",
+  run: (ctx) =>
+    ctx.property(
+      limitLine(),
+      async (line) => {
+        const max = ctx.contract.limits.maxLineBytes;
+        const bytes = limitLineBytes(line, max);
+        const size = bytes.length - 1;
+        const what = `a ${size}-byte line of ${line.width}-byte characters (${JSON.stringify(FILLER[line.width])})`;
+        const conn = await ctx.session();
+        const reply = await ctx.call(conn, bytes, { expectId: LIMIT_ID });
+        if (line.excess === 0) return expectPong(reply, `${what}, exactly the limit`, "wire.line-limit");
+        if (rejectedOrClosed(reply, ctx.contract.codes["error.invalid-request"])) return pass("rejected");
+        const rest = line.padding === "cr" ? "whitespace ending in a CR" : "spaces";
+        const excess = line.padding === "chars" ? "" : ` (the JSON text ends at the limit; the rest is ${rest})`;
+        return fail(
+          `${what}, ${line.excess} over the limit${excess}, was not rejected: the limit is in bytes.`,
+          "-32600 with id null, and/or the connection closed",
+          describeReply(reply),
+        );
+      },
+      { examples: LIMIT_EXAMPLES, runs: LIMIT_EXAMPLES.length + 3, liveness: true },
+    ),
+};
+
+/** Long enough for the payload to reach the bridge as a read of its own before the LF follows. */
+const LF_PAUSE_MS = 25;
+
+export const lateLineFeed: Check = {
+  id: "wire.line-limit/late-lf",
+  rules: ["wire.line-limit"],
+  description: "Sends a ping padded to exactly 1,048,576 bytes, pauses, then sends its LF in a separate write.",
+  note: "a payload of exactly the limit is legal however it is cut: a full buffer still waiting for its LF is not oversized",
+  async run(ctx) {
+    const conn = await ctx.session();
+    const max = ctx.contract.limits.maxLineBytes;
+    const bytes = Buffer.concat([paddedRequest(max, "late-lf"), Buffer.from("\n")]);
+    const reply = await ctx.call(conn, bytes, { expectId: "late-lf", splitAt: [max], delayMs: LF_PAUSE_MS });
+    return expectPong(reply, "a request of exactly the limit whose LF came later", "wire.line-limit");
+  },
+};
+
+export const checks: Check[] = [exactLimit, lateLineFeed, bytesNotCharacters, overLimit, endlessLine];

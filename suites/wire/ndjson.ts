@@ -1,4 +1,4 @@
-import { type Check, describeReply, errorCode, fail, pass, resultOf, rpc, skip, warn } from "../harness/check.js";
+import { type Check, describeReply, errorCode, fail, pass, resultOf, rpc, warn } from "../harness/check.js";
 
 export const sequenceInOrder: Check = {
   id: "wire.ndjson/sequence-in-order",
@@ -34,32 +34,55 @@ export const pipelined: Check = {
   id: "wire.ndjson/pipelined",
   rules: ["wire.ndjson"],
   description:
-    "Writes two requests in one TCP write (pipelining, which the contract does not require) and reads what comes back.",
-  note: "pipelining itself is not required: a second line left unanswered is information, not a failure",
+    "Writes four complete requests (ping, an unknown method, status, ping) in one TCP write and reads four replies.",
+  note: "lines are processed in connection order, so every complete line the bridge received is answered, in order; it may take them one at a time (wire.sequential-connection spares it concurrency, not lines)",
   async run(ctx) {
     const conn = await ctx.session();
-    await conn.write(`${JSON.stringify(rpc("ping", {}, "first"))}\n${JSON.stringify(rpc("ping", {}, "second"))}\n`);
+    const requests = [
+      rpc("ping", {}, "first"),
+      rpc("no.such.method", {}, "second"),
+      rpc("status", {}, "third"),
+      rpc("ping", {}, "fourth"),
+    ];
+    await conn.write(requests.map((r) => `${JSON.stringify(r)}\n`).join(""));
     const ids: unknown[] = [];
-    for (let i = 0; i < 2; i++) {
-      const read = await conn.read(ctx.timeoutMs);
-      if (read.kind !== "line") break;
-      try {
-        ids.push((JSON.parse(read.bytes.toString("utf8")) as { id?: unknown }).id);
-      } catch {
-        ids.push(undefined);
-      }
+    for (const request of requests) {
+      const reply = await ctx.read(conn, { anyId: true });
+      if (reply.kind !== "response")
+        return fail(
+          `Of ${requests.length} requests written together, ${ids.length} got a reply: "${request.id}" was dropped.`,
+          "one response per line, in the order of the lines",
+          `ids ${JSON.stringify(ids)}, then ${describeReply(reply)}`,
+        );
+      ids.push(reply.response.id);
+      if (reply.response.id !== request.id)
+        return fail(
+          "The requests written together were not answered in the order of their lines.",
+          `ids in order: ${requests.map((r) => JSON.stringify(r.id)).join(", ")}`,
+          `ids ${JSON.stringify(ids)}`,
+        );
     }
-    if (ids[0] === "second")
+    return pass("All four requests written together were answered, in order.");
+  },
+};
+
+export const unterminatedAtEof: Check = {
+  id: "wire.ndjson/unterminated-at-eof",
+  rules: ["wire.ndjson"],
+  description: "Sends a complete ping without its LF, then half-closes the connection (FIN) and reads.",
+  note: "only an LF ends a request: bytes cut off by the end of the stream are not run; no reply, an error or a close are all fine",
+  async run(ctx) {
+    const conn = await ctx.session();
+    await conn.write(JSON.stringify(rpc("ping", {}, "unterminated")));
+    conn.endWrites();
+    const reply = await ctx.read(conn, { expectId: "unterminated", orNullId: true });
+    if (reply.kind === "response" && !reply.response.error)
       return fail(
-        "The second pipelined request was answered before the first.",
-        `ids in order: "first", "second"`,
-        JSON.stringify(ids),
+        "A request without its LF was run when the connection's write side ended.",
+        "no reply, an error, or a close",
+        describeReply(reply),
       );
-    if (ids.length < 2)
-      return skip(
-        `Information: the bridge answered ${ids.length} of 2 pipelined requests; pipelining is not required.`,
-      );
-    return pass("Both pipelined requests were answered, in order.");
+    return pass(`The unterminated request was not run (${reply.kind === "response" ? "an error" : reply.kind}).`);
   },
 };
 
@@ -92,4 +115,4 @@ export const blankLine: Check = {
   },
 };
 
-export const checks: Check[] = [sequenceInOrder, pipelined, blankLine];
+export const checks: Check[] = [sequenceInOrder, pipelined, unterminatedAtEof, blankLine];

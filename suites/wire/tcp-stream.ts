@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { validRequest } from "../../generators/validRequest.js";
-import type { Check } from "../harness/check.js";
+import { type Check, rpc } from "../harness/check.js";
 import { expectPong } from "../harness/expect.js";
 
 export const splitWrites: Check = {
@@ -23,4 +23,18 @@ export const splitWrites: Check = {
     ),
 };
 
-export const checks: Check[] = [splitWrites];
+export const halfClose: Check = {
+  id: "wire.tcp-stream/half-close",
+  rules: ["wire.tcp-stream"],
+  description: "Sends a complete ping with its LF, then half-closes the connection (FIN) and reads.",
+  note: "a FIN ends the client's bytes, not the bridge's: a complete line received before it is still answered",
+  async run(ctx) {
+    const conn = await ctx.session();
+    await conn.write(`${JSON.stringify(rpc("ping", {}, "before-fin"))}\n`);
+    conn.endWrites();
+    const reply = await ctx.read(conn, { expectId: "before-fin" });
+    return expectPong(reply, "a ping followed by a half-close", "wire.tcp-stream");
+  },
+};
+
+export const checks: Check[] = [splitWrites, halfClose];
