@@ -4,9 +4,16 @@ import type { Contract, RuleId } from "../protocol/contract.js";
 import { fanOut } from "../reports/index.js";
 import type { CheckReport, Report, Reporter } from "../reports/types.js";
 import { ClientContext, marginMs, Slots } from "../suites/client/context.js";
-import { BRIDGE_DUTY, type ClientCheck, clientChecks, UNOBSERVED_CLIENT_DUTIES } from "../suites/client/index.js";
+import {
+  BRIDGE_DUTY,
+  type ClientCheck,
+  clientChecks,
+  preflight,
+  UNOBSERVED_CLIENT_DUTIES,
+} from "../suites/client/index.js";
 import { type Finding, requirementOf } from "../suites/harness/check.js";
 import { aggregate, type CheckResult, summarize } from "./aggregate.js";
+import { PROFILES } from "./options.js";
 import { TOOL } from "./tool.js";
 
 export interface ClientRunOptions {
@@ -58,8 +65,14 @@ export async function runClientMode(options: ClientRunOptions): Promise<Report> 
     strict: options.strict,
   });
 
+  // One root cause, said once: a client that never connects makes every case unjudgeable.
+  const blocked = chosen.length ? await preflight(context(options, slots)) : undefined;
   // Independent cases run side by side (each on its own listener); reports follow catalogue order.
-  const pending = chosen.map((check) => runCheck(check, options, slots));
+  const pending = chosen.map((check) =>
+    blocked
+      ? Promise.resolve({ finding: { verdict: "error" as const, message: blocked }, durationMs: 0 })
+      : runCheck(check, options, slots),
+  );
   const results: CheckResult[] = [];
   for (const [index, check] of chosen.entries()) {
     const info = { id: check.id, rules: check.rules, description: check.description };
@@ -84,6 +97,7 @@ export async function runClientMode(options: ClientRunOptions): Promise<Report> 
     startedAt: new Date(started).toISOString(),
     durationMs: Date.now() - started,
     summary: summarize(rules),
+    ...(blocked ? { blocked } : {}),
     rules,
   };
   await fanOut(reporters, "onRunEnd", log, report);
@@ -105,19 +119,9 @@ async function runCheck(
   slots: Slots,
 ): Promise<{ finding: Finding; durationMs: number }> {
   const t0 = Date.now();
-  if (o.signal?.aborted)
-    return { finding: { verdict: "skip", message: "not run: the run was interrupted" }, durationMs: 0 };
-  const ctx = new ClientContext({
-    contract: o.contract,
-    command: o.command,
-    clientTimeoutMs: o.clientTimeoutMs,
-    runs: casesPerProperty(o.runs),
-    seed: o.seed,
-    path: o.path,
-    env: o.env,
-    slots,
-    signal: o.signal,
-  });
+  const interrupted: Finding = { verdict: "skip", message: "not run: the run was interrupted" };
+  if (o.signal?.aborted) return { finding: interrupted, durationMs: 0 };
+  const ctx = context(o, slots);
   // Cases bound themselves (each kills its client at its deadline); this only catches a harness fault.
   const limitMs = Math.max(120_000, 60 * (o.clientTimeoutMs + marginMs(o.clientTimeoutMs)));
   let timer: NodeJS.Timeout | undefined;
@@ -135,9 +139,23 @@ async function runCheck(
   } finally {
     clearTimeout(timer);
   }
-  if (o.signal?.aborted && finding.verdict === "pass")
-    finding = { verdict: "skip", message: "interrupted: the run was stopped before this check finished" };
+  // Clients stopped by the interruption prove nothing: an unfinished check has no verdict.
+  if (o.signal?.aborted) finding = interrupted;
   return { finding, durationMs: Date.now() - (ctx.firstCaseAt ?? t0) };
+}
+
+function context(o: ClientRunOptions, slots: Slots): ClientContext {
+  return new ClientContext({
+    contract: o.contract,
+    command: o.command,
+    clientTimeoutMs: o.clientTimeoutMs,
+    runs: casesPerProperty(o.runs),
+    seed: o.seed,
+    path: o.path,
+    env: o.env,
+    slots,
+    signal: o.signal,
+  });
 }
 
 function toCheckReport(check: ClientCheck, f: Finding, durationMs: number, o: ClientRunOptions): CheckReport {
@@ -165,6 +183,7 @@ const shellQuote = (s: string) => (/^[\w./:=@-]+$/.test(s) ? s : `'${s.replace(/
 function replayCommand(check: ClientCheck, f: Finding, o: ClientRunOptions): string {
   const parts = ["npx aicontrol-conformance client", `--exec ${shellQuote(o.command)}`];
   if (o.clientTimeoutMs !== 1000) parts.push(`--client-timeout ${o.clientTimeoutMs}ms`);
+  if (o.runs !== PROFILES.standard) parts.push(`--runs ${o.runs}`);
   parts.push(`--seed ${f.seed ?? o.seed}`, `--rules ${(f.rules ?? check.rules)[0]}`);
   return parts.join(" ");
 }

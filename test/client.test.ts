@@ -83,7 +83,9 @@ describe("client mode against the reference client", () => {
 
   it("kills a client still running at the deadline, with every process it started", async () => {
     const marker = "37.25";
-    const report = await runClient(`sleep ${marker} & sleep ${marker}; true`, ["validation.finite-timeout/silence"]);
+    // Connects (bash's /dev/tcp), sends a request, then waits in two processes, one in the background.
+    const hang = `bash -c 'exec 3<>/dev/tcp/{host}/{port}; echo "{}" >&3; sleep ${marker} & sleep ${marker}'`;
+    const report = await runClient(hang, ["validation.finite-timeout/silence"]);
     const check = report.rules.flatMap((r) => r.checks).find((c) => c.id === "validation.finite-timeout/silence");
     expect(check?.verdict).toBe("fail");
     expect(check?.message).toMatch(/still running/);
@@ -91,6 +93,36 @@ describe("client mode against the reference client", () => {
       .split("\n")
       .filter((l) => l.includes(`sleep ${marker}`));
     expect(left).toEqual([]);
+  }, 30_000);
+
+  it("says once that a client which never connects cannot be judged", async () => {
+    const report = await runClient("exit 7");
+    expect(report.blocked).toMatch(/never connected.*exited 7/);
+    const verdicts = new Set(report.rules.flatMap((r) => r.checks.map((c) => c.verdict)));
+    expect(verdicts).toEqual(new Set(["error"]));
+  }, 30_000);
+
+  it("starts no client after an interruption, and skips what did not finish", async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 1500);
+    const started = Date.now();
+    const report = await runClientMode({
+      contract,
+      command: `${CLIENT} ping`,
+      clientTimeoutMs: 1000,
+      seed: 7,
+      runs: 100,
+      strict: false,
+      selected: () => true,
+      env: { PATH: process.env.PATH },
+      reporters: [],
+      log: () => {},
+      signal: controller.signal,
+    });
+    expect(Date.now() - started).toBeLessThan(6000);
+    const checks = report.rules.flatMap((r) => r.checks);
+    expect(checks.filter((c) => c.verdict === "fail" || c.verdict === "error")).toEqual([]);
+    expect(checks.some((c) => c.verdict === "skip" && /interrupted/.test(c.message))).toBe(true);
   }, 30_000);
 
   it("reports the client's exit on usage errors of client mode", async () => {

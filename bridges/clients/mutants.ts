@@ -189,6 +189,18 @@ export const clientMutants: ClientMutant[] = [
     },
   ),
   mutant(
+    "late-timeout",
+    "validation.finite-timeout/silence",
+    "validation.finite-timeout",
+    "gives up only at twice the timeout it was given",
+    class extends ReferenceClient {
+      protected override armDeadline(ms: number, expire: () => void) {
+        return super.armDeadline(2 * ms, expire);
+      }
+    },
+    "warn",
+  ),
+  mutant(
     "per-read-timeout",
     "validation.finite-timeout/drip-feed",
     "validation.finite-timeout",

@@ -151,9 +151,10 @@ export class ClientContext {
   /** When this check's first case started (cases wait for a free slot first). */
   firstCaseAt: number | undefined;
 
-  /** Runs the client command for one case. */
+  /** Runs the client command for one case; once the run is interrupted, starts no more clients. */
   runCase(spec: CaseSpec): Promise<CaseRun> {
     return this.options.slots.use(() => {
+      if (this.options.signal?.aborted) throw new Error("interrupted");
       this.firstCaseAt ??= Date.now();
       return this.serve(spec);
     });

@@ -12,6 +12,7 @@ import { checks as responseEnvelope } from "./response-envelope.js";
 import { checks as tcpStream } from "./tcp-stream.js";
 import { checks as utf8 } from "./utf8.js";
 
+export { preflight } from "./preflight.js";
 export type { ClientCheck };
 
 /** Every client check; the slow ones (waiting out the client's timeout) first, so they overlap the rest. */
