@@ -95,7 +95,7 @@ export const queueFull: Check = {
         ["error.queue-full"],
       );
     return pass(
-      `-32002 came exactly at maxQueuedCommands ${max} outstanding, ${rejections} times; all ${ledger.accepted.size} accepted commands completed, and act was accepted again once drained.`,
+      `-32002 came only with maxQueuedCommands ${max} outstanding (${rejections} times) and no act was accepted beyond it; all ${ledger.accepted.size} accepted commands completed, and act was accepted again once drained.`,
     );
   },
 };

@@ -125,13 +125,13 @@ export const statusEndpoint: Check = {
   },
 };
 
-/** How many commands this check leaves queued at most before reading status as they drain. */
+/** How many commands this check sends, never more outstanding than maxQueuedCommands. */
 const QUEUED_SAMPLE = 4;
 
 export const statusQueued: Check = {
   id: "method.status/queued-commands",
   rules: ["method.status", "integration.bounded-state"],
-  description: `Waits for an empty queue, acts up to ${QUEUED_SAMPLE} times (at most maxQueuedCommands), then reads status after each completion until all completed, reading events before and after every status call.`,
+  description: `Waits for an empty queue, acts ${QUEUED_SAMPLE} times (never more outstanding than maxQueuedCommands), reading status after each act and then after each completion until all completed, with events read before and after every status call.`,
   note: "queuedCommands counts accepted commands not yet completed: never more than the completions read before it leave outstanding, never fewer than the events read after it allow, never above maxQueuedCommands",
   async run(ctx) {
     const conn = await ctx.session();
@@ -140,23 +140,15 @@ export const statusQueued: Check = {
     const busy = await emptyQueue(ctx, conn);
     if (busy) return busy;
     const ledger = await Ledger.open(ctx, conn);
-    const k = Math.min(max, QUEUED_SAMPLE);
-    for (let i = 0; i < k; i++) {
-      const { reply, commandSeq } = await ledger.send(
-        rpc("act", { type: "conformance.queued", intArg: i }, `act-${i}`),
-      );
-      if (commandSeq === undefined && errorCode(reply) !== ctx.contract.codes["error.queue-full"])
-        return fail("act was not accepted.", `{"accepted":true,"commandSeq":<integer>}`, describeReply(reply), [
-          "method.act",
-        ]);
-    }
     let samples = 0;
     const judge = async (): Promise<Finding | undefined> => {
       const { reply, atMost, atLeast } = await ledger.send(rpc("status", {}, `status-${samples++}`));
       const queued = resultOf(reply)?.queuedCommands;
       const shown = `${describeReply(reply)} (${ledger.accepted.size} accepted; ${atLeast}..${atMost} outstanding by the events read around it)`;
       if (typeof queued !== "number")
-        return fail("status gives no integer queuedCommands.", "queuedCommands: integer >= 0", shown);
+        return fail("status gives no integer queuedCommands.", "queuedCommands: integer >= 0", shown, [
+          "method.status",
+        ]);
       if (ledger.foreign > 0) return undefined; // other traffic: its commands count too
       if (queued > max)
         return fail(
@@ -181,11 +173,23 @@ export const statusQueued: Check = {
         );
       return undefined;
     };
-    let wrong = await judge();
+    // Act whenever the queue has room by this check's count, reading status after every act and completion.
+    let acts = 0;
+    let wrong: Finding | undefined;
     const until = () => Date.now() + ctx.timeoutMs * 2;
     let quietUntil = until();
-    while (!wrong && ledger.pending.length > 0 && Date.now() < quietUntil) {
-      if (await ledger.poll()) {
+    while (!wrong && (acts < QUEUED_SAMPLE || ledger.pending.length > 0) && Date.now() < quietUntil) {
+      if (acts < QUEUED_SAMPLE && ledger.atMost < max) {
+        const { reply, commandSeq } = await ledger.send(
+          rpc("act", { type: "conformance.queued", intArg: acts }, `act-${acts}`),
+        );
+        acts++;
+        if (commandSeq === undefined && errorCode(reply) !== ctx.contract.codes["error.queue-full"])
+          return fail("act was not accepted.", `{"accepted":true,"commandSeq":<integer>}`, describeReply(reply), [
+            "method.act",
+          ]);
+        wrong = await judge();
+      } else if (await ledger.poll()) {
         quietUntil = until();
         wrong = await judge();
       } else await sleep(2);
@@ -221,12 +225,13 @@ export const statusSequences: Check = {
     const before = await seqOf("observe", "observe-before");
     const status = await seqOf("status", "status");
     const after = await seqOf("observe", "observe-after");
-    if (![before, status, after].every((r) => Number.isSafeInteger(r.seq)))
-      return fail(
-        "observe or status gave no integer observationSeq.",
-        "observationSeq: integer in both",
-        [before, status, after].map((r) => describeReply(r.reply)).join(" / "),
-      );
+    for (const [r, rule] of [
+      [status, "method.status"],
+      [before, "method.observe"],
+      [after, "method.observe"],
+    ] as const)
+      if (!Number.isSafeInteger(r.seq))
+        return fail("No integer observationSeq.", "observationSeq: integer", describeReply(r.reply), [rule]);
     const [a, b, c] = [before.seq as number, status.seq as number, after.seq as number];
     if (b < a || b > c)
       return fail(
