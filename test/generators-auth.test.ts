@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { mutants } from "../bridges/mutants/index.js";
 import {
   describeNearMiss,
   NEAR_MISS_KINDS,
@@ -7,6 +8,8 @@ import {
   type TokenNearMiss,
   tokenNearMiss,
 } from "../generators/tokenNearMiss.js";
+import { allChecks } from "../suites/index.js";
+import { runSuite, TEST_TOKEN } from "./helpers.js";
 
 // tokenNearMiss promises near misses of any non-empty token that are never the token itself,
 // described without showing it.
@@ -112,4 +115,24 @@ describe("tokenNearMiss", () => {
       RUNS,
     );
   });
+});
+
+describe("method.auth/near-miss, failing", () => {
+  // The harness redacts the token itself; a near miss derived from it must not show either.
+  it.each(["auth-prefix-compare", "auth-case-insensitive", "auth-refuses-yet-authorizes"])(
+    "against %s, reports no near miss of the token",
+    async (name) => {
+      const mutant = mutants.find((m) => m.name === name)!;
+      const report = await runSuite((token) => mutant.create({ token }), {
+        checks: allChecks.filter((c) => c.id === "method.auth/near-miss"),
+        timeoutMs: 400,
+      });
+      const failed = report.rules.flatMap((r) => r.checks).find((c) => c.verdict === "fail");
+      expect(failed?.transcript?.length).toBeGreaterThan(0);
+      const text = JSON.stringify(report);
+      const half = TEST_TOKEN.slice(0, Math.floor(TEST_TOKEN.length / 2));
+      for (const leak of [TEST_TOKEN, half, TEST_TOKEN.toUpperCase(), TEST_TOKEN.slice(1), TEST_TOKEN.slice(0, -1)])
+        expect(text).not.toContain(leak);
+    },
+  );
 });
