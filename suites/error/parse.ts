@@ -66,24 +66,21 @@ export const nonJson: Check = {
           }
           throw err;
         }
+        const parseError = `${ctx.contract.codes["error.parse"]} (id null)`;
         if (errorCode(reply) === ctx.contract.codes["error.parse"]) return pass("rejected");
         if (reply.kind === "closed" || reply.kind === "reset")
           return warn(
             `Malformed JSON (${kind}) was answered by closing the connection.`,
-            "-32700 (id null)",
+            parseError,
             describeReply(reply),
           );
         if (kind === "bom" && resultOf(reply))
           return warn(
             "A line starting with a byte order mark was accepted (RFC 8259 lets parsers ignore it).",
-            "-32700 (id null)",
+            parseError,
             describeReply(reply),
           );
-        return fail(
-          `Malformed JSON (${kind}) was not rejected with a parse error.`,
-          "-32700 (id null)",
-          describeReply(reply),
-        );
+        return fail(`Malformed JSON (${kind}) was not rejected with a parse error.`, parseError, describeReply(reply));
       },
       { liveness: true, examples: NON_JSON_EXAMPLES },
     ),
@@ -101,7 +98,7 @@ export const deepNestingCheck: Check = {
   rules: ["error.parse"],
   description:
     "Sends lines nested thousands of levels deep (up to 10,000 arrays or objects): inside a ping's params, as the whole line, and unbalanced; then checks the bridge still serves.",
-  note: "RFC 8259 section 9 lets a parser limit nesting depth, so a valid deep request may be served or refused with -32700 or -32600, and a close is tolerated; unbalanced brackets are not JSON (-32700 or close); the bridge keeps serving",
+  note: "RFC 8259 section 9 lets a parser limit nesting depth, so a valid deep request may be served or refused as a parse error or an invalid request, and a close is tolerated; unbalanced brackets are not JSON (a parse error or a close); the bridge keeps serving",
   run: (ctx) =>
     ctx.property(
       deepNesting(),
@@ -112,21 +109,22 @@ export const deepNestingCheck: Check = {
         const code = errorCode(reply);
         const what = `${nesting.depth} levels of ${nesting.bracket}s (${nesting.place})`;
         if (reply.kind === "closed" || reply.kind === "reset") return pass(`${what}: closed`);
-        // Unbalanced brackets are not JSON; a valid document may still meet a depth limit (-32700) or, as the whole
-        // line, be read as a non-object request (-32600).
+        // Unbalanced brackets are not JSON; a valid document may still meet a depth limit (a parse error) or, as the
+        // whole line, be read as a request that is not an object (an invalid request).
         const allowed =
           nesting.place === "unbalanced"
             ? [codes["error.parse"]]
             : [codes["error.parse"], codes["error.invalid-request"]];
         if (code !== undefined && allowed.includes(code)) return pass(`${what}: refused`);
         if (nesting.place === "params" && resultOf(reply)?.ok === true) return pass(`${what}: served`);
+        const [parse, invalid] = [codes["error.parse"], codes["error.invalid-request"]];
         return fail(
           `A line nested ${what} was not answered as the contract allows.`,
           nesting.place === "params"
-            ? "the ping served, or -32700 / -32600 (a depth limit), or a close"
+            ? `the ping served, or ${parse} / ${invalid} (a depth limit), or a close`
             : nesting.place === "root"
-              ? "-32600 (not a request object) or -32700 (a depth limit), or a close"
-              : "-32700 (not JSON), or a close",
+              ? `${invalid} (not a request object) or ${parse} (a depth limit), or a close`
+              : `${parse} (not JSON), or a close`,
           describeReply(reply),
         );
       },
@@ -162,12 +160,14 @@ function judgeEdge(ctx: CheckContext, edge: ValidJsonEdge, reply: Reply): Findin
     );
   const { response } = reply;
   const refused = response.id === null && (code === codes["error.parse"] || code === codes["error.invalid-request"]);
-  if (refused && code === codes["error.parse"] && edge.kind === "escaped-control")
+  // An escaped control character is valid JSON and leaves a well-formed envelope: the method is merely unknown.
+  if (refused && edge.kind === "escaped-control")
     return fail(
-      `${what} was answered with a parse error, but escaped control characters are valid JSON.`,
+      `${what} was refused as ${code === codes["error.parse"] ? "malformed JSON" : "an invalid request"}` +
+        ", but it is a valid request for an unknown method.",
       `${codes["error.method-not-found"]} (an unknown method)`,
       describeReply(reply),
-      ["error.parse"],
+      [code === codes["error.parse"] ? "error.parse" : "error.method-not-found"],
     );
   // RFC 8259 leaves unpaired surrogates (section 8.2) and duplicate names (section 4) to the receiver:
   // refusing them is one reading.
@@ -209,7 +209,7 @@ export const validEdges: Check = {
   rules: ["error.parse", "error.method-not-found"],
   description:
     "Sends valid-grammar requests at RFC 8259's edges: escaped control characters (\\u0000, \\n ...) in the method name, unpaired surrogate escapes (\\ud800) in the id, method or params, and duplicate member names; then checks the bridge still serves.",
-  note: "escaped controls are valid JSON, so the method is unknown (-32601), never a parse error or a trimmed name; unpaired surrogates and duplicate names may be read either way RFC 8259 allows, or refused, but are answered",
+  note: "escaped controls are valid JSON, so the method is unknown (method not found), never a parse error or a trimmed name; unpaired surrogates and duplicate names may be read either way RFC 8259 allows, or refused, but are answered",
   run: (ctx) =>
     ctx.property(
       validJsonEdge(),

@@ -6,13 +6,14 @@ import { expectPong, rejectedOrClosed } from "../harness/expect.js";
 export const exactLimit: Check = {
   id: "wire.line-limit/exact-limit",
   rules: ["wire.line-limit"],
-  description: "Sends a ping padded with JSON whitespace to exactly 1,048,576 bytes before the LF.",
+  description: "Sends a ping padded with JSON whitespace to exactly the line limit (1 MiB) before the LF.",
   note: "a payload of exactly the limit is legal and must be served",
   async run(ctx) {
     const conn = await ctx.session();
-    const bytes = Buffer.concat([paddedRequest(ctx.contract.limits.maxLineBytes), Buffer.from("\n")]);
+    const max = ctx.contract.limits.maxLineBytes;
+    const bytes = Buffer.concat([paddedRequest(max), Buffer.from("\n")]);
     const reply = await ctx.call(conn, bytes, { expectId: "padded" });
-    return expectPong(reply, "a request of exactly 1 MiB", "wire.line-limit");
+    return expectPong(reply, `a request of exactly ${max} bytes`, "wire.line-limit");
   },
 };
 
@@ -20,7 +21,7 @@ export const overLimit: Check = {
   id: "wire.line-limit/over-limit",
   rules: ["wire.line-limit", "error.invalid-request"],
   description:
-    "Sends lines 1 MiB + k bytes long (k from 1 up), padded so size is the only fault, some with a complete request after the limit; then checks the bridge still serves.",
+    "Sends lines k bytes over the line limit (k from 1 up), padded so size is the only fault, some with a complete request after the limit; then checks the bridge still serves.",
   note: "the bytes after the limit are never run as a request",
   run: (ctx) =>
     ctx.property(
@@ -44,10 +45,11 @@ export const overLimit: Check = {
           first.kind === "line"
             ? { kind: "response", response: ctx.judge(first.bytes, line.tail ? null : "oversized"), raw: first.bytes }
             : first;
-        if (errorCode(reply) === ctx.contract.codes["error.invalid-request"]) return pass("rejected");
+        const invalid = ctx.contract.codes["error.invalid-request"];
+        if (errorCode(reply) === invalid) return pass("rejected");
         return fail(
           `A line ${line.excess} bytes over the limit was not rejected.`,
-          "-32600 with id null, and/or the connection closed",
+          `${invalid} with id null, and/or the connection closed`,
           describeReply(reply),
         );
       },
@@ -58,27 +60,30 @@ export const overLimit: Check = {
 export const endlessLine: Check = {
   id: "wire.line-limit/endless-line",
   rules: ["wire.line-limit"],
-  description: "Streams 8 MiB with no LF, 64 KiB at a time, then waits for the bridge's answer.",
+  description:
+    "Streams 8 times the line limit (8 MiB) with no LF, 64 KiB at a time, then waits for the bridge's answer.",
   note: "an endless line is rejected without buffering the rest",
   async run(ctx) {
     const conn = await ctx.session();
     const chunk = Buffer.alloc(65_536, 0x61);
-    for (let sent = 0; sent < 8 * 1_048_576 && !conn.closed; sent += chunk.length) {
+    for (let sent = 0; sent < 8 * ctx.contract.limits.maxLineBytes && !conn.closed; sent += chunk.length) {
       if (!(await conn.write(chunk))) break;
     }
     const reply = await ctx.read(conn);
-    const rejected = rejectedOrClosed(reply, ctx.contract.codes["error.invalid-request"]);
+    const invalid = ctx.contract.codes["error.invalid-request"];
+    const rejected = rejectedOrClosed(reply, invalid);
     if (!rejected && reply.kind === "timeout") {
       return fail(
-        "8 MiB without an LF drew neither -32600 nor a close: the bridge is buffering without bound or has stopped reading.",
-        "-32600 (id null), or the connection closed",
+        `8 times the limit without an LF drew neither ${invalid} nor a close:` +
+          " the bridge is buffering without bound or has stopped reading.",
+        `${invalid} (id null), or the connection closed`,
         describeReply(reply),
       );
     }
     if (!rejected)
       return fail(
-        "An endless line was answered with something other than -32600.",
-        "-32600 (id null) or close",
+        `An endless line was answered with something other than ${invalid}.`,
+        `${invalid} (id null) or close`,
         describeReply(reply),
       );
     if (!(await ctx.alive()))
@@ -106,7 +111,7 @@ export const bytesNotCharacters: Check = {
   id: "wire.line-limit/bytes-not-characters",
   rules: ["wire.line-limit"],
   description:
-    "Sends pings whose string is filled with 1-, 2-, 3- or 4-byte UTF-8 characters to exactly 1 MiB before the LF, or a few bytes over it (some over only by trailing spaces, or by a CR before the LF).",
+    "Sends pings whose string is filled with 1-, 2-, 3- or 4-byte UTF-8 characters to exactly the line limit before the LF, or a few bytes over it (some over only by trailing spaces, or by a CR before the LF).",
   note: "the limit counts the payload's UTF-8 bytes, whitespace and a CR before the LF included, not characters or UTF-16 units",
   run: (ctx) =>
     ctx.property(
@@ -124,7 +129,7 @@ export const bytesNotCharacters: Check = {
         const excess = line.padding === "chars" ? "" : ` (the JSON text ends at the limit; the rest is ${rest})`;
         return fail(
           `${what}, ${line.excess} over the limit${excess}, was not rejected: the limit is in bytes.`,
-          "-32600 with id null, and/or the connection closed",
+          `${ctx.contract.codes["error.invalid-request"]} with id null, and/or the connection closed`,
           describeReply(reply),
         );
       },
@@ -138,7 +143,7 @@ const LF_PAUSE_MS = 25;
 export const lateLineFeed: Check = {
   id: "wire.line-limit/late-lf",
   rules: ["wire.line-limit"],
-  description: "Sends a ping padded to exactly 1,048,576 bytes, pauses, then sends its LF in a separate write.",
+  description: "Sends a ping padded to exactly the line limit, pauses, then sends its LF in a separate write.",
   note: "a payload of exactly the limit is legal however it is cut: a full buffer still waiting for its LF is not oversized",
   async run(ctx) {
     const conn = await ctx.session();

@@ -94,24 +94,25 @@ export const blankLine: Check = {
   async run(ctx) {
     const conn = await ctx.session();
     const reply = await ctx.call(conn, Buffer.from("\n"));
-    if (errorCode(reply) === ctx.contract.codes["error.parse"]) return pass("The empty line was answered with -32700.");
+    const parse = ctx.contract.codes["error.parse"];
+    if (errorCode(reply) === parse) return pass(`The empty line was answered with ${parse}.`);
     if (reply.kind === "closed" || reply.kind === "reset")
-      return warn("The bridge closed the connection on an empty line.", "-32700 (id null)", describeReply(reply));
+      return warn("The bridge closed the connection on an empty line.", `${parse} (id null)`, describeReply(reply));
     if (reply.kind === "timeout") {
       const pong = await ctx.call(conn, rpc("ping", {}, "after-blank"));
       if (resultOf(pong)?.ok === true)
         return warn(
-          "The empty line was ignored (tolerated; the strict reading answers -32700).",
-          "-32700 (id null)",
+          `The empty line was ignored (tolerated; the strict reading answers ${parse}).`,
+          `${parse} (id null)`,
           "no response; the next ping was answered",
         );
       return fail(
         "After an empty line the bridge stopped answering on the connection.",
-        "-32700, or the line ignored and the next request served",
+        `${parse}, or the line ignored and the next request served`,
         describeReply(pong),
       );
     }
-    return fail("An empty line was not answered with a parse error.", "-32700 (id null)", describeReply(reply));
+    return fail("An empty line was not answered with a parse error.", `${parse} (id null)`, describeReply(reply));
   },
 };
 

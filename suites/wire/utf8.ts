@@ -17,7 +17,7 @@ export const malformedInput: Check = {
         if (rejectedOrClosed(reply, ctx.contract.codes["error.parse"])) return pass("rejected");
         return fail(
           `Malformed UTF-8 (${line.fault}, ${line.placement}) was not rejected.`,
-          "-32700 with id null, or the connection closed",
+          `${ctx.contract.codes["error.parse"]} with id null, or the connection closed`,
           describeReply(reply),
         );
       },
