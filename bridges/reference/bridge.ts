@@ -50,6 +50,29 @@ export const CODES = {
   queueFull: code("error.queue-full"),
 };
 
+/**
+ * The most a completion message takes in a reply line, in bytes of its JSON string contents
+ * (escapes counted). An echo of a stringArg near the 1 MiB request limit would otherwise make
+ * an event no events page could carry within the line limit.
+ */
+export const MAX_MESSAGE_BYTES = 4096;
+
+/** `text` cut at a character boundary so its JSON form takes at most MAX_MESSAGE_BYTES, marked with "…" when cut. */
+export function boundedMessage(text: string): string {
+  const jsonBytes = (t: string) => Buffer.byteLength(JSON.stringify(t)) - 2;
+  if (jsonBytes(text) <= MAX_MESSAGE_BYTES) return text;
+  const budget = MAX_MESSAGE_BYTES - Buffer.byteLength("…");
+  let used = 0;
+  let end = 0;
+  for (const ch of text) {
+    const n = jsonBytes(ch);
+    if (used + n > budget) break;
+    used += n;
+    end += ch.length;
+  }
+  return `${text.slice(0, end)}…`;
+}
+
 export class RpcError extends Error {
   constructor(
     readonly code: number,
@@ -247,7 +270,7 @@ export class ReferenceBridge {
       case "observe":
         return this.observe();
       case "events":
-        return this.events(params);
+        return this.events(params, request.id);
       case "act":
         return this.act(params);
       default:
@@ -294,15 +317,31 @@ export class ReferenceBridge {
     };
   }
 
-  protected events(params: JsonObject): Json {
+  /**
+   * The first retained events after the cursor, ascending, at most the clamped limit: and no more
+   * than fit in one reply line. A page stops before the event that would take the serialized
+   * response (this request's id included) past maxLineBytes; a client pages on with the cursor,
+   * so it misses nothing. Completion messages are bounded (see boundedMessage), so every event
+   * fits on a page of its own unless the request's id alone nearly fills a line.
+   */
+  protected events(params: JsonObject, id: Json = null): Json {
     const afterSeq = params.afterSeq ?? 0;
     const limit = params.limit ?? 100;
     if (!Number.isSafeInteger(afterSeq) || !Number.isSafeInteger(limit))
       throw new RpcError(CODES.invalidParams, "Invalid params: afterSeq and limit must be integers");
     const { eventsLimitMin, eventsLimitMax } = contract.limits;
     const clamped = Math.min(Math.max(limit as number, eventsLimitMin), eventsLimitMax);
-    const selected = this.history.filter((e) => e.seq > (afterSeq as number)).slice(0, clamped);
-    return { latestSeq: this.eventSeq, events: selected as unknown as Json };
+    const latestSeq = this.eventSeq;
+    let bytes = Buffer.byteLength(JSON.stringify(this.resultResponse(id, { latestSeq, events: [] })));
+    const page: RetainedEvent[] = [];
+    for (const entry of this.history) {
+      if (entry.seq <= (afterSeq as number)) continue;
+      if (page.length === clamped) break;
+      bytes += Buffer.byteLength(JSON.stringify(entry)) + (page.length ? 1 : 0); // the comma between entries
+      if (bytes > this.options.maxLineBytes) break;
+      page.push(entry);
+    }
+    return { latestSeq, events: page as unknown as Json };
   }
 
   protected act(params: JsonObject): Json {
@@ -353,7 +392,7 @@ export class ReferenceBridge {
         message = "moved";
         break;
       case "echo":
-        message = typeof command.stringArg === "string" ? command.stringArg : "";
+        message = boundedMessage(typeof command.stringArg === "string" ? command.stringArg : "");
         break;
       case "fail":
         success = false;

@@ -7,6 +7,11 @@ export interface Completion {
   success: unknown;
   message: unknown;
   event: Record<string, unknown>;
+  /**
+   * Set on a placeholder, not a completion read off the wire: the command's completion may have
+   * left the bounded history before it could be read (see Completions.mayBeEvicted).
+   */
+  evicted?: true;
 }
 
 export interface EventsResult {
@@ -14,14 +19,41 @@ export interface EventsResult {
   events: { seq: number; event: Record<string, unknown> }[];
 }
 
+/**
+ * Completions by commandSeq (a list each, so duplicates show), and what the reader could not see.
+ *
+ * The history is bounded by maxEvents: with a small one, completions can be dropped before a
+ * reader following the stream gets to them. Such a drop shows as a gap, events after the cursor
+ * starting above cursor + 1. A waited-for command whose completion was not read, when no more
+ * were missing than events fell into gaps, may have completed unseen: it is listed with one
+ * placeholder (`evicted: true`), so `has()` does not call it lost and judgeCompletion does not
+ * judge it. Where more are missing than fell out, they stay absent: some certainly never completed.
+ */
+export class Completions extends Map<number, Completion[]> {
+  /** Event seqs that fell into gaps: dropped from the history before this reader saw them. */
+  unseen = 0;
+  /** Waited-for commands whose completion was not read but may have been among the unseen. */
+  readonly mayBeEvicted = new Set<number>();
+
+  /** What could not be observed, for a finding's message; empty when everything was. */
+  get note(): string {
+    if (!this.mayBeEvicted.size) return "";
+    return (
+      ` (${this.mayBeEvicted.size} completion(s) not judged: ${this.unseen} event(s) left the bounded history ` +
+      "before they could be read)"
+    );
+  }
+}
+
 /** Reads events after a cursor, judging the events rule on the way. */
 export async function readEvents(
   ctx: CheckContext,
   conn: Connection,
   afterSeq: number,
-  limit = 500,
+  limit = ctx.contract.limits.eventsLimitMax,
+  id: unknown = `events-${afterSeq}`,
 ): Promise<EventsResult> {
-  const reply = await ctx.call(conn, rpc("events", { afterSeq, limit }, `events-${afterSeq}`));
+  const reply = await ctx.call(conn, rpc("events", { afterSeq, limit }, id));
   return judgeEvents(resultOf(reply), afterSeq, describeReply(reply));
 }
 
@@ -59,7 +91,8 @@ export function judgeEvents(
     }
     previous = entry.seq as number;
   }
-  if (previous > (result.latestSeq as number))
+  // Only a returned seq is held against latestSeq: a cursor past it is legal and reads nothing.
+  if (result.events.length && previous > (result.latestSeq as number))
     throw broken(
       `latestSeq ${result.latestSeq} is below a returned seq ${previous}.`,
       "latestSeq >= every returned seq",
@@ -82,9 +115,33 @@ export async function latestSeq(ctx: CheckContext, conn: Connection): Promise<nu
 }
 
 /**
- * Polls events until every command in `waiting` has completed, or `waitMs` passes with no
- * new completion (a slow but working game loop keeps the wait going).
- * Returns all completions seen, by commandSeq (a list, so duplicates show).
+ * Pauses between polls: the first only to the next turn of the event loop, then doubling up to
+ * `capMs`, never past `until`. reset() after progress, so a stream that flows is read at once.
+ */
+export class Backoff {
+  private next = 0;
+  constructor(private readonly capMs = 16) {}
+
+  reset(): void {
+    this.next = 0;
+  }
+
+  async wait(until = Number.POSITIVE_INFINITY): Promise<void> {
+    const ms = Math.min(this.next, Math.max(0, until - Date.now()));
+    this.next = Math.min(Math.max(1, this.next * 2), this.capMs);
+    if (ms < 1) await new Promise<void>((resolve) => setImmediate(resolve));
+    else await sleep(ms);
+  }
+}
+
+/** Longest extra look for a duplicate completion once every awaited one has arrived. */
+const DUPLICATE_GRACE_MS = 20;
+
+/**
+ * Follows the events stream from `cursor` until every command in `waiting` has completed, or
+ * `waitMs` passes with no new completion (a slow but working game loop keeps the wait going).
+ * Notices completions dropped from a small history before they could be read (see Completions)
+ * and then stops as soon as the bridge's queue is empty, rather than waiting for what cannot come.
  */
 export async function collectCompletions(
   ctx: CheckContext,
@@ -92,35 +149,62 @@ export async function collectCompletions(
   cursor: number,
   waiting: Set<number>,
   waitMs = ctx.timeoutMs * 2,
-): Promise<Map<number, Completion[]>> {
-  const seen = new Map<number, Completion[]>();
+): Promise<Completions> {
+  const seen = new Completions();
+  const pause = new Backoff();
+  const pageMax = ctx.contract.limits.eventsLimitMax;
   let until = Date.now() + waitMs;
-  let extraPoll = true;
+  let lastArrival = Date.now();
+  let pace = 0;
+  let settleUntil: number | undefined;
+  let drained = false;
   for (;;) {
-    const { events } = await readEvents(ctx, conn, cursor);
+    const page = await readEvents(ctx, conn, cursor, pageMax, "completions");
+    const { events } = page;
+    if (events.length && events[0]!.seq > cursor + 1) seen.unseen += events[0]!.seq - cursor - 1;
     for (const { seq, event } of events) {
       cursor = seq;
       if (event.type !== "command_completed") continue;
-      const completion: Completion = {
-        seq,
-        commandSeq: event.commandSeq,
-        success: event.success,
-        message: event.message,
-        event,
-      };
       const key = Number(event.commandSeq);
-      seen.set(key, [...(seen.get(key) ?? []), completion]);
+      seen.set(key, [
+        ...(seen.get(key) ?? []),
+        { seq, commandSeq: event.commandSeq, success: event.success, message: event.message, event },
+      ]);
+      if (waiting.has(key)) {
+        pace = Date.now() - lastArrival;
+        lastArrival = Date.now();
+      }
       until = Date.now() + waitMs;
     }
-    const missing = [...waiting].some((s) => !seen.has(s));
-    if (!missing) {
-      // One more read, so a duplicate completion right behind the first one shows.
-      if (!extraPoll) return seen;
-      extraPoll = false;
-      await sleep(20);
-      continue;
+    if (events.length) pause.reset();
+    const missing = [...waiting].filter((s) => !seen.has(s));
+    if (!missing.length) {
+      // Keep reading for about one completion's time at the bridge's pace, so a duplicate shows.
+      settleUntil ??= Date.now() + Math.min(DUPLICATE_GRACE_MS, Math.max(1, pace));
+      if (Date.now() >= settleUntil) return seen;
+    } else if (missing.length <= seen.unseen) {
+      // All the missing may be among the dropped; once the queue is empty (and one more read
+      // found nothing), no completion is still to come.
+      if (drained && !events.length) return unobservable(seen, missing);
+      drained = await queueEmpty(ctx, conn);
+      if (drained) continue;
     }
-    if (Date.now() >= until) return seen;
-    if (events.length === 0) await sleep(15);
+    if (Date.now() >= until) return missing.length <= seen.unseen ? unobservable(seen, missing) : seen;
+    // A page may stop short of latestSeq (a full page, or one kept within the line limit): read on at once.
+    if (!events.length || cursor >= page.latestSeq) await pause.wait(settleUntil ?? until);
   }
+}
+
+function unobservable(seen: Completions, missing: number[]): Completions {
+  for (const s of missing) {
+    seen.mayBeEvicted.add(s);
+    seen.set(s, [{ seq: Number.NaN, commandSeq: s, success: undefined, message: undefined, event: {}, evicted: true }]);
+  }
+  return seen;
+}
+
+/** Whether status says no command is queued (a bridge that does not say is taken at its word: nothing to wait for). */
+async function queueEmpty(ctx: CheckContext, conn: Connection): Promise<boolean> {
+  const queued = resultOf(await ctx.call(conn, rpc("status", {}, "queue")))?.queuedCommands;
+  return typeof queued !== "number" || queued === 0;
 }

@@ -1,104 +1,371 @@
 import fc from "fast-check";
-import { type Check, describeReply, fail, pass, resultOf, rpc, skip } from "../harness/check.js";
-import { readEvents } from "../harness/events.js";
+import {
+  type Check,
+  type CheckContext,
+  describeReply,
+  type Finding,
+  fail,
+  pass,
+  resultOf,
+  rpc,
+  skip,
+} from "../harness/check.js";
+import type { Connection } from "../harness/connection.js";
+import { collectCompletions, type EventsResult, judgeEvents, latestSeq, readEvents } from "../harness/events.js";
 import { statusLimit } from "../harness/expect.js";
-import { makeEvents } from "../harness/lifecycle.js";
+import { act, advertisedTypes, judgeCompletion, makeEvents } from "../harness/lifecycle.js";
+
+type Entry = EventsResult["events"][number];
+
+/** Every retained event after `afterSeq`, page by page with the largest limit; `changed` when the history moved meanwhile. */
+async function readAll(
+  ctx: CheckContext,
+  conn: Connection,
+  afterSeq: number,
+): Promise<EventsResult & { changed: boolean }> {
+  const max = ctx.contract.limits.eventsLimitMax;
+  const first = await readEvents(ctx, conn, afterSeq, max, `all-${afterSeq}`);
+  const events = [...first.events];
+  let latest = first.latestSeq;
+  // A bridge may return fewer than the limit to keep a line within the limit: page on up to latestSeq.
+  for (let page = 0; page < 1000 && events.length && events[events.length - 1]!.seq < latest; page++) {
+    const cursor = events[events.length - 1]!.seq;
+    const next = await readEvents(ctx, conn, cursor, max, `all-${cursor}`);
+    latest = next.latestSeq;
+    if (!next.events.length) break;
+    events.push(...next.events);
+  }
+  return { latestSeq: latest, events, changed: latest !== first.latestSeq };
+}
+
+/** Whether events after `cursor` were dropped from the history: the oldest retained one is above cursor + 1. */
+async function droppedAfter(ctx: CheckContext, conn: Connection, cursor: number): Promise<boolean> {
+  const oldest = (await readEvents(ctx, conn, 0, ctx.contract.limits.eventsLimitMin, "oldest")).events[0];
+  return oldest !== undefined && oldest.seq > cursor + 1;
+}
+
+const clampOf = (ctx: CheckContext, limit: number) =>
+  Math.min(Math.max(limit, ctx.contract.limits.eventsLimitMin), ctx.contract.limits.eventsLimitMax);
+
+/**
+ * Whether a page of these entries surely fits in one reply line, however the bridge encodes it:
+ * the most compact JSON, even with every character escaped (six bytes each), under the limit.
+ */
+function surelyFits(ctx: CheckContext, id: unknown, latest: number, entries: Entry[]): boolean {
+  const line = JSON.stringify({ jsonrpc: ctx.contract.jsonrpc, id, result: { latestSeq: latest, events: entries } });
+  return Buffer.byteLength(line) * 6 <= ctx.contract.limits.maxLineBytes;
+}
+
+const seqsOf = (entries: Entry[]) => `[${entries.map((e) => e.seq).join(", ")}]`;
+
+/**
+ * A page read with `limit`, against every retained event after the same cursor (`retained`):
+ * no more than the clamped limit, the first of the retained in order, and all the clamp allows
+ * unless so many would not fit in one line (the line limit binds replies: fewer is then allowed).
+ */
+function judgePage(
+  ctx: CheckContext,
+  page: EventsResult,
+  retained: Entry[],
+  limit: number,
+  what: string,
+  shown: string,
+  id: unknown,
+): Finding | undefined {
+  const { eventsLimitMin: min, eventsLimitMax: max } = ctx.contract.limits;
+  const clamped = clampOf(ctx, limit);
+  const got = page.events;
+  if (got.length > clamped)
+    return fail(
+      `${what} returned ${got.length} events, more than the clamped limit.`,
+      `at most ${clamped} (limit clamped to ${min}..${max})`,
+      shown,
+    );
+  for (let i = 0; i < got.length; i++) {
+    if (got[i]!.seq !== retained[i]?.seq)
+      return fail(
+        `${what} did not return the first retained events after the cursor (a client paging with the cursor would skip events).`,
+        `the first ${got.length} of the retained events after the cursor, ascending: seqs ${seqsOf(retained.slice(0, got.length))}`,
+        `seqs ${seqsOf(got)}`,
+      );
+  }
+  const due = Math.min(clamped, retained.length);
+  if (got.length < due && surelyFits(ctx, id, page.latestSeq, retained.slice(0, due)))
+    return fail(
+      `${what} returned ${got.length} events where ${due} were due.`,
+      `min(limit clamped to ${min}..${max}, ${retained.length} retained after the cursor) = ${due}`,
+      shown,
+    );
+  return undefined;
+}
+
+/** events with `params`, judged: the result, or the finding that there was none. */
+async function eventsCall(
+  ctx: CheckContext,
+  conn: Connection,
+  params: Record<string, unknown>,
+  id: unknown,
+): Promise<{ page: EventsResult; shown: string } | Finding> {
+  const reply = await ctx.call(conn, rpc("events", params, id));
+  const shown = describeReply(reply);
+  const result = resultOf(reply);
+  if (!result)
+    return fail(
+      `events ${JSON.stringify(params)} was not answered with a result.`,
+      "{latestSeq, events}: afterSeq and limit are any integers, and both may be left out",
+      shown,
+    );
+  const afterSeq = typeof params.afterSeq === "number" ? params.afterSeq : 0;
+  return { page: judgeEvents(result, afterSeq, shown), shown };
+}
+
+const CHANGING =
+  "the event history kept changing while it was read (commands still queued by an earlier check or another client), so the pages could not be compared";
 
 export const eventsCursor: Check = {
   id: "method.events/cursor-and-limit",
   rules: ["method.events"],
   description:
-    "Completes a few commands to make events, then reads them with cursors at, between and past them, and with limits from very negative through 0 and 1 to far above 500.",
-  note: "the cursor is exclusive; latestSeq is present even when nothing is newer",
+    "Completes up to four commands (as many as maxEvents holds), reads every retained event after them page by page, then reads with cursors before, at and past each, and limits from far below the clamp's lower edge through both edges to far above, comparing each page with the retained events.",
+  note: "the cursor is exclusive; a page is the first min(clamped limit, retained after the cursor) events after it, ascending (fewer only where more would not fit in one line)",
   async run(ctx) {
-    const made = await makeEvents(ctx, 4);
-    if (typeof made !== "number") return made;
     const conn = await ctx.session();
-    const all = (await readEvents(ctx, conn, made)).events;
-    if (all.length < 4)
+    const maxEvents = await statusLimit(ctx, conn, "maxEvents");
+    if (typeof maxEvents !== "number") return maxEvents;
+    const count = Math.min(4, maxEvents);
+    const made = await makeEvents(ctx, count);
+    if (typeof made !== "number") return made;
+    const c = await ctx.session();
+    const after = await readAll(ctx, c, made);
+    if (after.events.length < count) {
+      if (await droppedAfter(ctx, c, made))
+        return skip(
+          `Only ${after.events.length} of the ${count} events this check made were still retained: newer events (commands still queued by an earlier check) dropped them first.`,
+        );
       return fail(
-        `Only ${all.length} events after the cursor, though 4 commands completed.`,
-        "4 command_completed events",
-        JSON.stringify(all).slice(0, 300),
+        `Only ${after.events.length} events after the cursor ${made}, though ${count} commands completed there and none were dropped.`,
+        `${count} command_completed events after ${made}`,
+        JSON.stringify(after.events).slice(0, 300),
       );
-    const seqs = all.map((e) => e.seq);
-    const latest = (await readEvents(ctx, conn, made)).latestSeq;
-    const atEnd = await readEvents(ctx, conn, latest);
+    }
+    const atEnd = await readEvents(ctx, c, after.latestSeq);
     if (atEnd.events.length !== 0)
       return fail(
-        `events after latestSeq ${latest} returned ${atEnd.events.length} events.`,
+        `events after latestSeq ${after.latestSeq} returned ${atEnd.events.length} events.`,
         "no events past latestSeq",
         JSON.stringify(atEnd.events).slice(0, 300),
       );
+    const cursors = [made, ...after.events.map((e) => e.seq)];
+    const { eventsLimitMin: min, eventsLimitMax: max } = ctx.contract.limits;
     return ctx.property(
       fc.record({
-        cursorAt: fc.integer({ min: 0, max: seqs.length - 1 }),
+        at: fc.integer({ min: 0, max: cursors.length - 1 }),
         limit: fc.oneof(
-          fc.constantFrom(0, 1, 2, -1, 500, 501, 10_000),
+          fc.constantFrom(min - 1, min, min + 1, 0, -1, max - 1, max, max + 1, max * 20),
           fc.integer({ min: -1_000_000, max: 1_000_000 }),
-          fc.constant(-(2 ** 31)),
-          fc.constant(2 ** 31),
+          fc.constantFrom(-(2 ** 31), 2 ** 31, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER),
         ),
       }),
-      async ({ cursorAt, limit }) => {
-        const c = await ctx.session();
-        const afterSeq = seqs[cursorAt]!;
-        const reply = await ctx.call(c, rpc("events", { afterSeq, limit }, "limit"));
-        const r = resultOf(reply);
-        const events = (r?.events ?? []) as { seq: number }[];
-        const newer = seqs.filter((s) => s > afterSeq).length; // events we made after this cursor (others may exist too)
-        const clamped = Math.min(Math.max(limit, 1), 500);
-        if (!r || !Array.isArray(r.events))
-          return fail("events returned no events array.", "{latestSeq, events}", describeReply(reply));
-        if (events.some((e) => e.seq <= afterSeq))
-          return fail(
-            `events after ${afterSeq} included seq ${events.find((e) => e.seq <= afterSeq)!.seq}.`,
-            `every seq > ${afterSeq} (exclusive cursor)`,
-            describeReply(reply),
-          );
-        if (events.length > clamped)
-          return fail(
-            `limit ${limit} returned ${events.length} events.`,
-            `at most ${clamped} (limit clamped to 1..500)`,
-            describeReply(reply),
-          );
-        if (events.length < Math.min(clamped, newer))
-          return fail(
-            `limit ${limit} returned ${events.length} events where ${Math.min(clamped, newer)} were due.`,
-            `min(clamp(limit, 1, 500), events after the cursor) = ${Math.min(clamped, newer)}`,
-            describeReply(reply),
-          );
-        return pass("ok");
+      async ({ at, limit }) => {
+        const s = await ctx.session();
+        const afterSeq = cursors[at]!;
+        for (let attempt = 0; attempt < 3; attempt++) {
+          const retained = await readAll(ctx, s, afterSeq);
+          const called = await eventsCall(ctx, s, { afterSeq, limit }, "limit");
+          if (!("page" in called)) return called;
+          if (retained.changed || called.page.latestSeq !== retained.latestSeq) continue;
+          const what = `events after ${afterSeq} with limit ${limit}`;
+          return judgePage(ctx, called.page, retained.events, limit, what, called.shown, "limit") ?? pass("ok");
+        }
+        return skip(CHANGING);
+      },
+      {
+        examples: [
+          { at: 0, limit: min - 1 },
+          { at: 0, limit: min },
+        ],
       },
     );
   },
 };
 
+export const firstPage: Check = {
+  id: "method.events/first-page",
+  rules: ["method.events"],
+  description:
+    "Completes up to three commands, then reads after the cursor before them, and after 0, with every limit below the number retained: each page must be the oldest retained events after its cursor.",
+  note: "a page holds the first retained events after the cursor, not the newest: a client paging with the cursor must miss none",
+  async run(ctx) {
+    const conn = await ctx.session();
+    const maxEvents = await statusLimit(ctx, conn, "maxEvents");
+    if (typeof maxEvents !== "number") return maxEvents;
+    if (maxEvents < 2)
+      return skip(
+        `maxEvents is ${maxEvents}: with one retained event the first page and the newest are the same, so which one a bridge returns cannot be told.`,
+      );
+    const count = Math.min(3, maxEvents);
+    const made = await makeEvents(ctx, count);
+    if (typeof made !== "number") return made;
+    const c = await ctx.session();
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const found = await firstPages(ctx, c, made);
+      if (found !== "changed") return found;
+    }
+    return skip(CHANGING);
+  },
+};
+
+async function firstPages(ctx: CheckContext, c: Connection, made: number): Promise<Finding | "changed"> {
+  let compared = 0;
+  for (const cursor of [made, 0]) {
+    const retained = await readAll(ctx, c, cursor);
+    if (retained.changed) return "changed";
+    const upTo = Math.min(retained.events.length - 1, 3);
+    for (let limit = ctx.contract.limits.eventsLimitMin; limit <= upTo; limit++) {
+      const called = await eventsCall(ctx, c, { afterSeq: cursor, limit }, "first-page");
+      if (!("page" in called)) return called;
+      if (called.page.latestSeq !== retained.latestSeq) return "changed";
+      const what = `events after ${cursor} with limit ${limit}`;
+      const broken = judgePage(ctx, called.page, retained.events, limit, what, called.shown, "first-page");
+      if (broken) return broken;
+      compared++;
+    }
+  }
+  if (!compared)
+    return skip(
+      "Fewer than two events were retained after the cursor (newer events dropped the ones this check made), so no page could be shorter than the retained history.",
+    );
+  return pass(`${compared} pages shorter than the retained history each held its oldest events.`);
+}
+
+export const cursorEdges: Check = {
+  id: "method.events/cursor-edges",
+  rules: ["method.events"],
+  description:
+    "Completes a command or two, then reads events with afterSeq 0, negative (-1, -2^31, -(2^53-1)), left out, at latestSeq, just past it, far past it and 2^53-1, and with no params at all.",
+  note: "afterSeq is any integer: one below every seq (0, negative, or left out) reads from the oldest retained event; at or past latestSeq the page is empty, and latestSeq is still there, the same integer",
+  async run(ctx) {
+    const conn = await ctx.session();
+    const maxEvents = await statusLimit(ctx, conn, "maxEvents");
+    if (typeof maxEvents !== "number") return maxEvents;
+    const made = await makeEvents(ctx, Math.min(2, maxEvents));
+    if (typeof made !== "number") return made;
+    const c = await ctx.session();
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const found = await edges(ctx, c);
+      if (found !== "changed") return found;
+    }
+    return skip(CHANGING);
+  },
+};
+
+async function edges(ctx: CheckContext, c: Connection): Promise<Finding | "changed"> {
+  const max = ctx.contract.limits.eventsLimitMax;
+  // One id for every call, so the line each page may fill is the same.
+  const head = await eventsCall(ctx, c, { afterSeq: 0, limit: max }, "edge");
+  if (!("page" in head)) return head;
+  const { page: first, shown } = head;
+  const latest = first.latestSeq;
+  if (!first.events.length)
+    return fail(
+      "events after 0 returned no events, though commands just completed and the history keeps at least one.",
+      "the oldest retained events (seq > 0)",
+      shown,
+    );
+  const fromOldest = [
+    { afterSeq: -1, limit: max },
+    { afterSeq: -(2 ** 31), limit: max },
+    { afterSeq: -Number.MAX_SAFE_INTEGER, limit: max },
+    { limit: max },
+  ];
+  const pastEnd = [latest, latest + 1, latest + 1000, Number.MAX_SAFE_INTEGER].map((afterSeq) => ({
+    afterSeq,
+    limit: max,
+  }));
+  const findings: Finding[] = [];
+  const judged = async (params: Record<string, unknown>) => {
+    const called = await eventsCall(ctx, c, params, "edge");
+    if (!("page" in called)) return called;
+    if (called.page.latestSeq !== latest) {
+      // Either the history moved (checked below), or the bridge reports a different latestSeq for this cursor.
+      findings.push(
+        fail(
+          `events ${JSON.stringify(params)} reported latestSeq ${called.page.latestSeq}, where events after 0 just reported ${latest}.`,
+          `latestSeq ${latest}: the newest event's seq, whatever the cursor`,
+          called.shown,
+        ),
+      );
+    }
+    return called;
+  };
+  for (const params of fromOldest) {
+    const called = await judged(params);
+    if (!("page" in called)) return called;
+    const got = called.page.events;
+    if (got.length !== first.events.length || got.some((e, i) => e.seq !== first.events[i]!.seq))
+      findings.push(
+        fail(
+          `events ${JSON.stringify(params)} did not read from the oldest retained event as afterSeq 0 does.`,
+          `seqs ${seqsOf(first.events)} (every retained seq is greater than this cursor)`,
+          `seqs ${seqsOf(got)}`,
+        ),
+      );
+  }
+  const bare = await judged({});
+  if (!("page" in bare)) return bare;
+  const got = bare.page.events;
+  if (!got.length || got.some((e, i) => e.seq !== first.events[i]?.seq))
+    findings.push(
+      fail(
+        "events with no params did not read from the oldest retained event.",
+        `a non-empty page starting at seq ${first.events[0]!.seq} (afterSeq defaults to before every event; the default limit is within the clamp)`,
+        `seqs ${seqsOf(got)}`,
+      ),
+    );
+  for (const params of pastEnd) {
+    const called = await judged(params);
+    if (!("page" in called)) return called;
+    if (called.page.events.length)
+      findings.push(
+        fail(
+          `events after ${params.afterSeq} (latestSeq ${latest}) returned events.`,
+          "no events: none is newer than latestSeq",
+          called.shown,
+        ),
+      );
+  }
+  const again = await readEvents(ctx, c, 0, max, "edge");
+  if (again.latestSeq !== latest) return "changed";
+  return (
+    findings[0] ?? pass(`${fromOldest.length + pastEnd.length + 2} cursors each read the page the contract gives.`)
+  );
+}
+
 export const historyBound: Check = {
   id: "method.events/history-bound",
   rules: ["method.events", "integration.bounded-state"],
   description:
-    "Completes maxEvents + 5 commands (paced by the queue) and checks the oldest events are gone and the retained count stays within maxEvents.",
+    "Completes maxEvents + 5 commands (paced by the queue and the history) and checks the events before them are gone and the retained count, read page by page, stays within maxEvents.",
   note: "the retained history is bounded by maxEvents",
   async run(ctx) {
     const conn = await ctx.session();
     const maxEvents = await statusLimit(ctx, conn, "maxEvents");
     if (typeof maxEvents !== "number") return maxEvents;
     const needed = maxEvents + 5;
-    // Measure the drain rate on a few commands before committing to the whole history.
+    // Measure the drain rate on the first few commands before committing to the whole history.
     const t0 = Date.now();
-    const first = await makeEvents(ctx, 5);
-    if (typeof first !== "number") return first;
+    const made = await makeEvents(ctx, 5);
+    if (typeof made !== "number") return made;
     const perCommand = (Date.now() - t0) / 5;
-    if (perCommand * needed > ctx.timeBudgetMs) {
+    if (perCommand * (needed - 5) > ctx.timeBudgetMs) {
       return skip(
         `Completing ${needed} commands would take about ${Math.round((perCommand * needed) / 1000)} s at this bridge's pace, over this profile's ${ctx.timeBudgetMs / 1000} s budget (--profile thorough allows more).`,
       );
     }
-    const made = await makeEvents(ctx, needed);
-    if (typeof made !== "number") return made;
+    const rest = await makeEvents(ctx, needed - 5);
+    if (typeof rest !== "number") return rest;
     const c = await ctx.session();
-    const after = await readEvents(ctx, c, 0, 500);
+    const after = await readAll(ctx, c, 0);
     const st = resultOf(await ctx.call(c, rpc("status", {}, "status-after")));
     if (typeof st?.events === "number" && st.events > maxEvents)
       return fail(
@@ -126,4 +393,139 @@ export const historyBound: Check = {
   },
 };
 
-export const checks: Check[] = [eventsCursor, historyBound];
+export const limitMax: Check = {
+  id: "method.events/limit-max",
+  rules: ["method.events"],
+  description:
+    "With more events retained than the clamp's upper edge (made, where maxEvents and the time budget allow), reads after 0 with limits just below, at and above that edge and far above it: each page holds exactly the clamped number.",
+  note: "limit is clamped to exactly the contract's range: above its upper edge a page holds that many events, no more and no fewer",
+  async run(ctx) {
+    const max = ctx.contract.limits.eventsLimitMax;
+    const conn = await ctx.session();
+    const maxEvents = await statusLimit(ctx, conn, "maxEvents");
+    if (typeof maxEvents !== "number") return maxEvents;
+    if (maxEvents <= max)
+      return skip(
+        `maxEvents is ${maxEvents}: the history never holds more than ${max} events, so no page can be asked for more than the clamp allows and its upper edge is not observable.`,
+      );
+    let retained = (await readAll(ctx, conn, 0)).events.length;
+    const needed = max + 1 - retained;
+    if (needed > 0) {
+      // Earlier checks may have filled the history already; otherwise make the rest, if time allows.
+      const t0 = Date.now();
+      const probe = await makeEvents(ctx, Math.min(5, needed));
+      if (typeof probe !== "number") return probe;
+      const perCommand = (Date.now() - t0) / Math.min(5, needed);
+      if (perCommand * needed > ctx.timeBudgetMs)
+        return skip(
+          `Completing the ${needed} more commands needed for over ${max} retained events would take about ${Math.round((perCommand * needed) / 1000)} s at this bridge's pace, over this profile's ${ctx.timeBudgetMs / 1000} s budget (--profile thorough allows more).`,
+        );
+      if (needed > 5) {
+        const made = await makeEvents(ctx, needed - 5);
+        if (typeof made !== "number") return made;
+      }
+    }
+    const c = await ctx.session();
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const all = await readAll(ctx, c, 0);
+      retained = all.events.length;
+      if (all.changed) continue;
+      if (retained <= max)
+        return skip(
+          `Only ${retained} events were retained after more were made (maxEvents ${maxEvents}), so a page of more than ${max} could not be asked for.`,
+        );
+      let changed = false;
+      for (const limit of [max - 1, max, max + 1, max * 2, 2 ** 31, Number.MAX_SAFE_INTEGER]) {
+        const called = await eventsCall(ctx, c, { afterSeq: 0, limit }, "limit-max");
+        if (!("page" in called)) return called;
+        if (called.page.latestSeq !== all.latestSeq) {
+          changed = true;
+          break;
+        }
+        const what = `events after 0 with limit ${limit} (${retained} retained)`;
+        const broken = judgePage(ctx, called.page, all.events, limit, what, called.shown, "limit-max");
+        if (broken) return broken;
+      }
+      if (!changed)
+        return pass(`With ${retained} events retained, every limit from ${max - 1} up was clamped exactly.`);
+    }
+    return skip(CHANGING);
+  },
+};
+
+/** Bytes a request stays under the line limit by, so its own size is never the question. */
+const REQUEST_MARGIN = 64;
+
+export const largeMessages: Check = {
+  id: "method.events/large-messages",
+  rules: ["method.events", "wire.line-limit"],
+  description:
+    "Acts with stringArg values as large as a request allows (echo, where advertised), one or two as the history holds, then pages through their completions with the largest limit and a long request id, measuring every reply line.",
+  note: "the line limit binds replies: a page whose events would not fit in one line carries fewer (a client pages on with the cursor), never none while newer events are retained",
+  async run(ctx) {
+    const conn = await ctx.session();
+    const maxEvents = await statusLimit(ctx, conn, "maxEvents");
+    if (typeof maxEvents !== "number") return maxEvents;
+    const types = await advertisedTypes(ctx, conn);
+    const type = types.includes("echo") ? "echo" : (types[0] ?? "conformance.large-message");
+    const { maxLineBytes } = ctx.contract.limits;
+    const max = ctx.contract.limits.eventsLimitMax;
+    // The request sits just under the limit; its completion, if it echoes the text, fills a line on its own.
+    const overhead = Buffer.byteLength(JSON.stringify(rpc("act", { type, stringArg: "" }, "large-0")));
+    const text = "large completion message "
+      .repeat(Math.ceil(maxLineBytes / 25))
+      .slice(0, maxLineBytes - overhead - REQUEST_MARGIN);
+    const count = Math.min(maxEvents, 2);
+    const before = await latestSeq(ctx, conn);
+    // One at a time, each followed to its completion: a full queue is never retried with a request this large.
+    // Every reply line is measured as it is read: one over the limit fails wire.line-limit.
+    const findings: Finding[] = [];
+    let notes = "";
+    for (let i = 0; i < count; i++) {
+      const cursor = await latestSeq(ctx, conn);
+      const reply = await act(ctx, conn, { type, stringArg: text }, `large-${i}`);
+      const seq = resultOf(reply)?.commandSeq;
+      if (!Number.isSafeInteger(seq))
+        return skip(
+          `act ${type} with a stringArg of ${text.length} bytes was not accepted (${describeReply(reply)}), so no large completion could be made.`,
+        );
+      const done = await collectCompletions(ctx, conn, cursor, new Set([seq as number]));
+      notes += done.note;
+      const broken = judgeCompletion(
+        done.get(seq as number),
+        seq as number,
+        { type, stringArg: `<${text.length} bytes>` },
+        ["integration.command-completion"],
+      );
+      if (broken) findings.push(broken);
+    }
+    // A long id makes the reply longer still, as any client's id may.
+    const id = `large-page-${"p".repeat(256)}`;
+    let cursor = before;
+    let largest = 0;
+    let pages = 0;
+    for (let read = 0; read < 1000; read++) {
+      const reply = await ctx.call(conn, rpc("events", { afterSeq: cursor, limit: max }, id));
+      const page = judgeEvents(resultOf(reply), cursor, describeReply(reply));
+      if (reply.kind === "response") largest = Math.max(largest, reply.raw.length);
+      if (!page.events.length) {
+        if (page.latestSeq > cursor)
+          return fail(
+            `events after ${cursor} returned no events though latestSeq is ${page.latestSeq}: a client paging with the cursor can go no further.`,
+            "at least one event per page while newer ones are retained (fewer per page where a full page would not fit in one line)",
+            describeReply(reply),
+            ["method.events"],
+          );
+        break;
+      }
+      cursor = page.events[page.events.length - 1]!.seq;
+      pages++;
+    }
+    if (findings[0]) return findings[0];
+    return pass(
+      `${count} completion(s) of ${type} with ${text.length}-byte stringArgs: every reply line stayed within ${maxLineBytes} bytes (the largest events line ${largest} bytes, ${pages} page(s))${notes}.`,
+    );
+  },
+};
+
+export const checks: Check[] = [eventsCursor, firstPage, cursorEdges, historyBound, limitMax, largeMessages];
