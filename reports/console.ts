@@ -15,6 +15,8 @@ const NOT_CHOSEN = /^(not selected|not part of this replay|checked in another sh
 export interface ConsoleOptions {
   write?: (text: string) => void;
   verbose?: boolean;
+  /** Only the failures and the summary: no progress, no per-rule table. */
+  quiet?: boolean;
   /** A live progress line, rewritten in place (default: stdout is a TTY and not under CI); never without a TTY. */
   live?: boolean;
   /** Whether the output is a terminal (default: stdout's). Without one, output is plain text. */
@@ -62,12 +64,13 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
     name: "console",
     onRunStart({ target, seed, checks, profile, strict }) {
       started = Date.now();
+      if (options.quiet) return;
       line(c.bold("aicontrol-conformance") + c.dim(` · ${target.label}`));
       line(c.dim(`${checks} checks · profile ${profile} · seed ${seed}${strict ? " · strict" : ""}`));
       line();
     },
     onCheckStart(check, index, total) {
-      if (!live) return;
+      if (!live || options.quiet) return;
       current = { id: check.id, index, total };
       progress();
       // Keep the elapsed time moving through a long check.
@@ -78,7 +81,7 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
       current = undefined;
       clear();
       // Live: passing checks only move the progress line; the rest stay on screen.
-      if (live && result.verdict === "pass") return;
+      if ((live && result.verdict === "pass") || options.quiet) return;
       const note = result.verdict === "pass" ? "" : c.dim(` · ${firstLine(cleanMessage(result.message))}`);
       line(
         `  ${paint[result.verdict](MARK[result.verdict])} ${check.id} ${c.dim(`${result.durationMs ?? 0} ms`)}${note}`,
@@ -89,8 +92,21 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
       ticker = undefined;
       current = undefined;
       clear();
-      line();
-      printTable(report, line, c, options.verbose ?? false);
+      if (!options.quiet) {
+        line();
+        printTable(report, line, c, options.verbose ?? false);
+      }
+      if (report.stopped) {
+        // The root cause first: every "inconclusive" below follows from it.
+        line();
+        line(
+          paint.error(
+            c.bold(
+              `The bridge stopped completing commands after ${report.stopped.after} (${printable(report.stopped.detail)}): later checks that need completions could not be judged.`,
+            ),
+          ),
+        );
+      }
       if (report.blocked) {
         // One root cause, said once, instead of the same message under every rule.
         line();

@@ -7,14 +7,21 @@ import { markdownReporter } from "./markdown.js";
 import type { Reporter } from "./types.js";
 
 export { consoleReporter, summaryLine } from "./console.js";
+export { githubReporter } from "./github.js";
 export type * from "./types.js";
 export { markdownReporter };
 
-export const FORMATS: Readonly<Record<string, { description: string; create: (file: string) => Reporter }>> = {
+/** A reporter writing FILE; "-" goes to `stdout`. */
+type Create = (file: string, stdout?: (text: string) => void) => Reporter;
+
+export const FORMATS: Readonly<Record<string, { description: string; create: Create }>> = {
   json: { description: "the machine-readable report (schemaVersion 1)", create: jsonReporter },
   junit: { description: "JUnit XML, one testcase per rule", create: junitReporter },
   html: { description: "a self-contained page with transcripts", create: htmlReporter },
-  markdown: { description: "a summary for pull requests and job pages", create: (file) => markdownReporter(file) },
+  markdown: {
+    description: "a summary for pull requests and job pages",
+    create: (file, stdout) => markdownReporter(file, {}, stdout),
+  },
 };
 
 /** Calls every reporter's hook; one that throws is logged and the others still run. */

@@ -5,7 +5,9 @@ import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync } fr
 import { dirname, resolve } from "node:path";
 import { type Contract, ContractError, loadContract, type RuleId, contract as shipped } from "../protocol/contract.js";
 import { worst } from "../protocol/verdict.js";
-import { consoleReporter, FORMATS, markdownReporter } from "../reports/index.js";
+import { consoleReporter, FORMATS, githubReporter, markdownReporter } from "../reports/index.js";
+import { writeOutput } from "../reports/output.js";
+import { reportProblem } from "../reports/schema.js";
 import type { CheckReport, Report, Reporter } from "../reports/types.js";
 import type { Check, Finding } from "../suites/harness/check.js";
 import { formatHostPort } from "../suites/harness/connection.js";
@@ -16,7 +18,7 @@ import { applyBaseline, type Baseline, baselineSection, loadBaseline } from "./b
 import { runClientMode } from "./client.js";
 import { compareReports, formatChanges } from "./compare.js";
 import { loadCorpus, saveFailures } from "./corpus.js";
-import { mergeReports } from "./merge.js";
+import { mergeReports, mixedReports } from "./merge.js";
 import { type OptionValues, PROFILES, type Profile, suggest, TIME_BUDGET, UsageError } from "./options.js";
 import { type Case, run } from "./run.js";
 import {
@@ -75,9 +77,12 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
   const checks = allChecks;
   validateGlobs(values.rules ?? [], "--rules", contract);
   validateGlobs(values.skip ?? [], "--skip", contract);
-  const selected = ruleSelector(values.rules ?? [], values.skip ?? [], contract);
+  const rules = values.lastFailed ? lastFailed(values.lastFailed, io) : (values.rules ?? []);
+  const selected = ruleSelector(rules, values.skip ?? [], contract);
   if (values.list) {
-    io.out(listRules(contract, checks, selected));
+    if (values.json)
+      writeOutput(values.json, `${JSON.stringify(listJson(contract, checks, selected), null, 2)}\n`, io.out);
+    else io.out(listRules(contract, checks, selected));
     return { code: EXIT.pass };
   }
   const outputs = reportOutputs(values);
@@ -89,8 +94,9 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
     ...(io.console === false
       ? []
       : [consoleReporter({ write: human, verbose: values.verbose, live: io.live ?? false })]),
-    ...outputs.map((o) => FORMATS[o.format]!.create(o.file)),
+    ...outputs.map((o) => FORMATS[o.format]!.create(o.file, io.out)),
     ...(io.env.GITHUB_STEP_SUMMARY ? [markdownReporter(undefined, io.env)] : []),
+    ...(io.env.GITHUB_ACTIONS === "true" ? [githubReporter(human, io.env)] : []),
   ];
 
   if (positionals[0] === "client") return clientMode(values, positionals.slice(1), io, deps, reporters);
@@ -113,7 +119,10 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
     if (positionals.length === 0)
       throw new UsageError("--merge takes the JSON reports to merge: --merge a.json b.json ...");
     checkWritable(outputs);
-    const merged = mergeReports(positionals.map((f) => readReportFile(f, "--merge")));
+    const inputs = positionals.map((f) => readReportFile(f, "--merge"));
+    const mixed = values.force ? undefined : mixedReports(inputs, positionals);
+    if (mixed) throw new UsageError(`--merge: ${mixed}`);
+    const merged = mergeReports(inputs);
     if (baseline) merged.baseline = baselineSection(merged, baseline, contract.prefix);
     const lost = await writeReports(reporters(), merged, io);
     if (previous) human(formatChanges(compareReports(previous, merged), values.compare!));
@@ -239,6 +248,7 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
       baseline,
       replayCommand: (check, finding) => replayCommand(check, finding, values, endpoint, tokenEnv, timeoutMs),
       shard,
+      maxFailures: values.bail ? 1 : values.maxFailures,
       durationMs: values.duration,
       signal: deps.signal,
       reporters: all,
@@ -396,10 +406,18 @@ export function readReportFile(file: string, flag: string): Report {
       `cannot read ${flag} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
     );
   }
-  if (report?.schemaVersion !== 1 || !Array.isArray(report.rules)) {
-    throw new UsageError(`${flag} ${file} is not an aicontrol-conformance JSON report (schemaVersion 1)`);
-  }
+  const problem = reportProblem(report);
+  if (problem)
+    throw new UsageError(`${flag} ${file} is not an aicontrol-conformance JSON report (schemaVersion 1): ${problem}`);
   return report;
+}
+
+/** --last-failed: the rules that failed or could not be judged in an earlier report (all when none did). */
+function lastFailed(file: string, io: Io): string[] {
+  const report = readReportFile(file, "--last-failed");
+  const failed = report.rules.filter((r) => r.verdict === "fail" || r.verdict === "error").map((r) => r.id);
+  if (failed.length === 0) io.err(`aicontrol-conformance: no rule failed in ${file}: running every rule\n`);
+  return failed;
 }
 
 function parseShard(text: string): { index: number; count: number } {
@@ -503,6 +521,19 @@ function replayVerdicts(out: (t: string) => void, only: Set<string> | undefined)
       }
     },
   };
+}
+
+function listJson(contract: Contract, checks: readonly Check[], selected: (id: RuleId) => boolean) {
+  return contract.rules
+    .filter((r) => selected(r.id))
+    .map((rule) => ({
+      id: rule.fullId,
+      title: rule.title,
+      level: rule.level,
+      observed: rule.observed,
+      ...(rule.reason ? { reason: rule.reason } : {}),
+      checks: checks.filter((c) => c.rules.includes(rule.id)).map((c) => ({ id: c.id, description: c.description })),
+    }));
 }
 
 function listRules(contract: Contract, checks: readonly Check[], selected: (id: RuleId) => boolean): string {

@@ -4,6 +4,28 @@ import { summarize } from "./aggregate.js";
 import { SHARD_REASON } from "./run.js";
 
 /** One report from the reports of several shards (or runs): every check of every rule, verdicts recomputed. */
+/**
+ * Why these reports cannot be one: a different target, contract or tool version (file
+ * names index `files`), or undefined. Shards of one run always agree on all three.
+ */
+export function mixedReports(reports: Report[], files: string[]): string | undefined {
+  const key = (r: Report) => ({
+    target: `${r.target.kind ?? "bridge"} ${r.target.endpoint ?? r.target.command ?? ""}`,
+    contract: r.contract?.sha256 ?? "unknown",
+    "tool version": `${r.tool.name} ${r.tool.version}`,
+  });
+  const first = key(reports[0]!);
+  for (const [i, report] of reports.entries()) {
+    const k = key(report);
+    for (const what of Object.keys(first) as (keyof typeof first)[]) {
+      if (k[what] !== first[what]) {
+        return `${files[i]} has another ${what} (${k[what]}) than ${files[0]} (${first[what]}); pass --force to merge anyway`;
+      }
+    }
+  }
+  return undefined;
+}
+
 export function mergeReports(reports: Report[]): Report {
   if (reports.length === 0) throw new Error("nothing to merge");
   const [first] = reports as [Report, ...Report[]];

@@ -138,6 +138,31 @@ export const OPTIONS = {
     description: "after the checks, fuzz with fresh seeds until this much time has passed",
   },
   shard: { kind: "string", group: "Generation", arg: "I/N", description: "run only shard I of N (CI jobs)" },
+  bail: { kind: "boolean", group: "Generation", description: "stop at the first failing check (as --max-failures 1)" },
+  "max-failures": {
+    kind: "count",
+    group: "Generation",
+    arg: "N",
+    description: "stop after N failing checks; the rest are skipped and the report is still written",
+  },
+  "last-failed": {
+    kind: "string",
+    group: "Replay and CI",
+    arg: "REPORT",
+    description: "run only the rules that failed (or could not be judged) in an earlier JSON report",
+  },
+  watch: {
+    kind: "string",
+    group: "Replay and CI",
+    arg: "DIR",
+    cliOnly: true,
+    description: "with --spawn: when files under DIR change, restart the bridge and run again, failing rules first",
+  },
+  force: {
+    kind: "boolean",
+    group: "Replay and CI",
+    description: "--merge reports of different targets, contracts or tool versions anyway",
+  },
   replay: {
     kind: "string",
     group: "Replay and CI",
@@ -184,8 +209,13 @@ export const OPTIONS = {
     arg: "FORMAT=FILE",
     description: "any report by format name (json, junit, html, markdown)",
   },
-  list: { kind: "boolean", group: "Output", description: "every rule, how it is observed and which checks cover it" },
+  list: {
+    kind: "boolean",
+    group: "Output",
+    description: "the selected rules, how each is observed and which checks cover it (as JSON with --json -)",
+  },
   verbose: { kind: "boolean", group: "Output", short: "v", description: "details of warnings too" },
+  quiet: { kind: "boolean", group: "Output", short: "q", description: "only the failures and the summary line" },
   config: {
     kind: "string",
     group: "Output",

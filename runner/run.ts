@@ -53,6 +53,8 @@ export interface RunOptions {
   shard?: { index: number; count: number };
   /** After the fixed pass, fuzz with fresh seeds until this much time has passed since the start. */
   durationMs?: number;
+  /** Stop after this many failing checks (--bail, --max-failures): the rest are skipped. */
+  maxFailures?: number;
   /** Interrupts the run (Ctrl-C): the checks left are skipped and the report is still written. */
   signal?: AbortSignal;
   reporters: Reporter[];
@@ -60,6 +62,7 @@ export interface RunOptions {
 }
 
 export const SHARD_REASON = "checked in another shard";
+export const NOT_SELECTED = "not selected (--rules / --skip)";
 
 export async function run(options: RunOptions): Promise<Report> {
   const started = Date.now();
@@ -97,11 +100,18 @@ export async function run(options: RunOptions): Promise<Report> {
       strict: options.strict,
     });
     let stop: { problem: string; interrupted?: boolean } | undefined = blocked;
+    let failures = 0;
     for (const [index, check] of chosen.entries()) {
       const info = { id: check.id, rules: check.rules, description: check.description };
       await fanOut(reporters, "onCheckStart", log, info, index, chosen.length);
       const t0 = Date.now();
       if (options.signal?.aborted) stop = { problem: "not run: the run was interrupted", interrupted: true };
+      if (!stop && options.maxFailures && failures >= options.maxFailures) {
+        stop = {
+          problem: `not run: the run stopped after ${failures} failing check(s) (--max-failures)`,
+          interrupted: true,
+        };
+      }
       let finding: Finding;
       if (stop && !blocked?.stillRun.includes(check.id)) {
         finding = { verdict: stop.interrupted ? "skip" : "error", message: stop.problem };
@@ -125,6 +135,7 @@ export async function run(options: RunOptions): Promise<Report> {
           message: `${finding.message} (a warning; --strict makes it a failure)`,
         };
       }
+      if (finding.verdict === "fail") failures++;
       const report = redact.deep(toCheckReport(check, finding, Date.now() - t0, options));
       results.set(check.id, { check, finding, report });
       await fanOut(reporters, "onCheckEnd", log, info, report);
@@ -156,9 +167,9 @@ export async function run(options: RunOptions): Promise<Report> {
 
 function skipReason(id: RuleId, o: RunOptions, runnable: readonly Check[]): string {
   const rule = o.contract.rule(id);
+  if (rule.observed === "wire" && !runnable.some((c) => c.rules.includes(id))) return UNCOVERED;
+  if (!o.selected(id)) return NOT_SELECTED;
   if (rule.observed !== "wire") return rule.reason ?? `observed ${rule.observed}`;
-  if (!runnable.some((c) => c.rules.includes(id))) return UNCOVERED;
-  if (!o.selected(id)) return "not selected (--rules / --skip)";
   if (o.onlyChecks) return "not part of this replay";
   if (o.shard) return `${SHARD_REASON} (--shard ${o.shard.index}/${o.shard.count})`;
   return "not run";
