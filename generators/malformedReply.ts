@@ -264,8 +264,8 @@ export function malformedReplyExamples(jsonrpc: string = contract.jsonrpc): Malf
       ]),
     ),
     reply("id", "an id that differs in value", (id) => object([...head(differentId(id, 1)), ["result", OK]])),
-    reply("id", "an id of another JSON type: its text", alike(0)),
-    reply("id", "an id of another JSON type: its truth value or a wrapper", alike(1)),
+    reply("id", 'an id of another JSON type that reads the same ("1" for 1)', alike(0)),
+    reply("id", "an id of another JSON type that is loosely equal (true for 1, or the id in an array)", alike(1)),
     reply("result-and-error", "both result and error", (id) =>
       object([...head(id), ["result", OK], ["error", `{"code":${code},"message":"both"}`]]),
     ),

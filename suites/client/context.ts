@@ -514,7 +514,7 @@ export function expectRejected(run: CaseRun, what: string, rules?: RuleId[]): Fi
   return {
     verdict: "fail",
     message: `The client took ${what} as ${run.outcome === "remote-error" ? "a remote error" : "a valid response"}.`,
-    expected: "the reply rejected as malformed",
+    expected: `${what} rejected (a non-zero exit, or AICONTROL_OUTCOME "rejected")`,
     actual: describeRun(run),
     counterexample: showBytes(run.served),
     transcript: run.transcript,
@@ -529,7 +529,7 @@ export function expectAccepted(run: CaseRun, what: string, rules?: RuleId[]): Fi
   return {
     verdict: "fail",
     message: `The client did not accept ${what}.`,
-    expected: "the reply accepted as the request's result",
+    expected: `${what} accepted as the request's result (exit 0, or AICONTROL_OUTCOME "result")`,
     actual: describeRun(run),
     counterexample: showBytes(run.served),
     transcript: run.transcript,
@@ -549,7 +549,7 @@ export function expectRemoteError(run: CaseRun, what: string, rules?: RuleId[]):
   return {
     verdict: "fail",
     message: `The client did not surface ${what} as a remote error.`,
-    expected: "the reply reported as a remote error",
+    expected: `${what} reported as a remote error (AICONTROL_OUTCOME "remote-error")`,
     actual: describeRun(run),
     counterexample: showBytes(run.served),
     transcript: run.transcript,
