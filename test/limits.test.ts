@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { type BridgeOptions, boundedMessage, MAX_MESSAGE_BYTES, ReferenceBridge } from "../bridges/reference/bridge.js";
+import { type Check, pass, resultOf } from "../suites/harness/check.js";
+import { collectCompletions, latestSeq } from "../suites/harness/events.js";
+import { act, judgeCompletion } from "../suites/harness/lifecycle.js";
 import { problems, runSuite } from "./helpers.js";
 
 // The whole suite against the reference bridge at the smallest legal sizes and with a slow game loop:
@@ -43,5 +46,61 @@ describe("the reference bridge's bounded completion messages", () => {
       expect([...cut.slice(0, -1)].every((ch) => ch === unit)).toBe(true);
       expect(jsonBytes(cut)).toBeGreaterThan(MAX_MESSAGE_BYTES - jsonBytes(unit) - jsonBytes("…"));
     }
+  });
+});
+
+/** Completes its whole queue in one tick: with a one-event history, all but the newest completion drop unread. */
+class BurstBridge extends ReferenceBridge {
+  protected override drainOne(): void {
+    while (this.queue.length) super.drainOne();
+  }
+}
+
+/** Accepts commands and never completes them. */
+class SilentBridge extends ReferenceBridge {
+  protected override drainOne(): void {
+    this.queue = [];
+  }
+}
+
+/** Acts ten times, then waits for the completions as every check does; reports what it saw. */
+const follow: Check = {
+  id: "integration.command-completion/follow-probe",
+  rules: ["integration.command-completion"],
+  description: "acts ten times and follows the completions",
+  async run(ctx) {
+    const conn = await ctx.session();
+    const cursor = await latestSeq(ctx, conn);
+    const seqs = new Set<number>();
+    for (let i = 0; i < 10; i++) seqs.add(resultOf(await act(ctx, conn, { type: "probe" }, i))?.commandSeq as number);
+    const started = Date.now();
+    const done = await collectCompletions(ctx, conn, cursor, seqs);
+    for (const seq of seqs) {
+      const broken = judgeCompletion(done.get(seq), seq, { type: "probe" }, ["integration.command-completion"]);
+      if (broken) return broken;
+    }
+    return pass(JSON.stringify({ evicted: done.mayBeEvicted.size, ms: Date.now() - started, note: done.note }));
+  },
+};
+
+describe("following completions through a small history", () => {
+  const probe = async (make: (token: string) => ReferenceBridge) => {
+    const report = await runSuite(make, { checks: [follow], timeoutMs: 300 });
+    return report.rules.find((r) => r.id.endsWith("integration.command-completion"))!.checks[0]!;
+  };
+
+  it("does not fail completions a one-event history dropped unread, says so, and stops once the queue is empty", async () => {
+    const result = await probe((token) => new BurstBridge({ token, maxEvents: 1, drainIntervalMs: 50 }));
+    expect(result.verdict).toBe("pass");
+    const seen = JSON.parse(result.message) as { evicted: number; ms: number; note: string };
+    expect(seen.evicted).toBeGreaterThan(0);
+    expect(seen.note).toMatch(/not judged/);
+    expect(seen.ms).toBeLessThan(600); // well before the wait for a completion that cannot come (2 x 300 ms)
+  });
+
+  it("still fails commands that never complete when nothing was dropped", async () => {
+    const result = await probe((token) => new SilentBridge({ token, maxEvents: 1 }));
+    expect(result.verdict).toBe("fail");
+    expect(result.message).toMatch(/never completed/);
   });
 });
