@@ -5,7 +5,8 @@ import { FILLER, LIMIT_ID, limitLine, limitLineBytes } from "../generators/limit
 import { exactDecimal, lostInDouble, preciseNumber } from "../generators/preciseNumber.js";
 import { validJsonEdge } from "../generators/validJsonEdge.js";
 import { contract } from "../protocol/contract.js";
-import { memberText } from "../suites/harness/judge.js";
+import { Fault } from "../suites/harness/check.js";
+import { judgeResponse, memberText } from "../suites/harness/judge.js";
 
 // Each generator documents what it promises (in its doc comments and constraints object); these tests hold it to that.
 
@@ -294,5 +295,28 @@ describe("memberText", () => {
       }),
       RUNS,
     );
+  });
+});
+
+describe("judgeResponse on the bytes of a reply", () => {
+  const pong = `{"jsonrpc":${JSON.stringify(contract.jsonrpc)},"id":1,"result":{"ok":true}}`;
+  const ruleOf = (bytes: Buffer) => {
+    try {
+      judgeResponse(bytes, 1, contract);
+      return "pass";
+    } catch (err) {
+      return err instanceof Fault ? err.detail.rule : String(err);
+    }
+  };
+
+  it("fails a reply that starts with a byte order mark on wire.ndjson: well-formed UTF-8, but not JSON", () => {
+    expect(ruleOf(Buffer.from(`\ufeff${pong}`))).toBe("wire.ndjson");
+    expect(ruleOf(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(pong)]))).toBe("wire.ndjson");
+  });
+
+  it("passes a CR before the LF (JSON whitespace), fails malformed UTF-8 on wire.utf8", () => {
+    expect(ruleOf(Buffer.from(`${pong}\r`))).toBe("pass");
+    expect(ruleOf(Buffer.from(pong))).toBe("pass");
+    expect(ruleOf(Buffer.concat([Buffer.from(pong), Buffer.from([0xc0, 0xaf])]))).toBe("wire.utf8");
   });
 });
