@@ -172,7 +172,8 @@ export class ClientContext {
     let cases = 0;
     const result = await fc.check(
       fc.asyncProperty(arbitrary, async (input) => {
-        if (this.options.signal?.aborted) return true;
+        // A skip is about the client, not the input (it prints no outcome line): the rest would skip alike.
+        if (this.options.signal?.aborted || skipped) return true;
         const finding = await judge(input);
         cases++;
         if (finding.verdict === "fail") {
@@ -270,6 +271,8 @@ export class ClientContext {
       child.once("error", () => resolve({ code: null, signal: null }));
       child.once("exit", (code, signal) => resolve({ code, signal }));
     });
+    // Listened for from the start: the pipes may close in the same turn as the exit.
+    const pipesClosed = new Promise<void>((resolve) => child.once("close", () => resolve()));
     let killed = false;
     let timer: NodeJS.Timeout | undefined;
     const onAbort = () => void stopGroup(child, exited);
@@ -293,7 +296,7 @@ export class ClientContext {
     this.options.signal?.removeEventListener("abort", onAbort);
     const elapsedMs = exitAt - started;
     // Let the pipes drain: the outcome line may still be on its way.
-    await Promise.race([new Promise((r) => child.once("close", r)), sleep(200)]);
+    await Promise.race([pipesClosed, sleep(200)]);
     if (!killed) note(`client exited ${ended.signal ? `on ${ended.signal}` : `with status ${ended.code}`}`);
     for (const socket of sockets) socket.destroy();
     server.close();
