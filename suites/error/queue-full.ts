@@ -10,8 +10,13 @@ export const queueFull: Check = {
   id: "error.queue-full/flood",
   rules: ["error.queue-full", "integration.bounded-state"],
   description:
-    "Waits for an empty queue, then floods act on one connection (bounded in count and time), reading events between acts, until -32002; then, three times, waits for one completion and acts until -32002 again, so acts land exactly at the limit; then follows every accepted command to its completion and checks act is accepted again.",
-  note: "a command counts against maxQueuedCommands from its acceptance until its completion event: -32002 exactly when maxQueuedCommands are outstanding, never with fewer, and never an acceptance with that many",
+    "Waits for an empty queue, then floods act on one connection (bounded in count and time), reading events " +
+    "between acts, until -32002; then, three times, waits for one completion and acts until -32002 again, so acts " +
+    "land exactly at the limit; then follows every accepted command to its completion and checks act is accepted " +
+    "again.",
+  note:
+    "a command counts against maxQueuedCommands from its acceptance until its completion event: -32002 exactly " +
+    "when maxQueuedCommands are outstanding, never with fewer, and never an acceptance with that many",
   async run(ctx) {
     const conn = await ctx.session();
     const max = await statusLimit(ctx, conn, "maxQueuedCommands");
@@ -33,9 +38,11 @@ export const queueFull: Check = {
         mostAtAcceptance = Math.max(mostAtAcceptance, atMost);
         if (atLeast >= max) {
           verdict = fail(
-            `act was accepted while at least ${atLeast} accepted commands had not completed, with maxQueuedCommands ${max}: the queue took more than its limit.`,
+            `act was accepted while at least ${atLeast} accepted commands had not completed, ` +
+              `with maxQueuedCommands ${max}: the queue took more than its limit.`,
             `-32002 while ${max} accepted commands are outstanding`,
-            `${describeReply(reply)} (${ledger.accepted.size - 1} accepted before it, completions of at most ${ledger.accepted.size - 1 - atLeast} of them seen or possible)`,
+            `${describeReply(reply)} (${ledger.accepted.size - 1} accepted before it, ` +
+              `completions of at most ${ledger.accepted.size - 1 - atLeast} of them seen or possible)`,
             ["error.queue-full", "integration.bounded-state"],
           );
           break;
@@ -53,9 +60,11 @@ export const queueFull: Check = {
       }
       if (atMost < max && ledger.foreign === 0) {
         verdict = fail(
-          `act was rejected with -32002 while at most ${atMost} accepted commands were outstanding, below maxQueuedCommands ${max}.`,
+          `act was rejected with -32002 while at most ${atMost} accepted commands were outstanding, ` +
+            `below maxQueuedCommands ${max}.`,
           `accepted while fewer than ${max} are outstanding`,
-          `${describeReply(reply)} (${ledger.accepted.size} accepted, ${ledger.done.size} of them seen completed before it)`,
+          `${describeReply(reply)} (${ledger.accepted.size} accepted, ` +
+            `${ledger.accepted.size - atMost} of them seen completed before it)`,
           ["error.queue-full"],
         );
         break;
@@ -82,8 +91,11 @@ export const queueFull: Check = {
     if (rejections === 0)
       return skip(
         mostAtAcceptance < max
-          ? `The queue never filled: ${ledger.accepted.size} acts were all accepted with at most ${mostAtAcceptance} outstanding at once (by the completions read between acts), below maxQueuedCommands ${max}: the bridge drains faster than this tool fills it, so -32002 could not be exercised.`
-          : `${ledger.accepted.size} acts were all accepted; the completions read between them left open whether ${max} were ever outstanding at once, so whether -32002 was due cannot be told.`,
+          ? `The queue never filled: ${ledger.accepted.size} acts were all accepted with at most ` +
+              `${mostAtAcceptance} outstanding at once (by the completions read between acts), below ` +
+              `maxQueuedCommands ${max}: the bridge drains faster than this tool fills it, so -32002 was not due.`
+          : `${ledger.accepted.size} acts were all accepted; the completions read between them left open whether ` +
+              `${max} were ever outstanding at once, so whether -32002 was due cannot be told.`,
       );
     const again = await ledger.send(rpc("act", { type: "conformance.after-flood" }, "again"));
     await ledger.drain();
@@ -95,7 +107,8 @@ export const queueFull: Check = {
         ["error.queue-full"],
       );
     return pass(
-      `-32002 came only with maxQueuedCommands ${max} outstanding (${rejections} times) and no act was accepted beyond it; all ${ledger.accepted.size} accepted commands completed, and act was accepted again once drained.`,
+      `-32002 came only with maxQueuedCommands ${max} outstanding (${rejections} times) and no act was accepted ` +
+        `beyond it; all ${ledger.accepted.size} accepted commands completed, and act was accepted again once drained.`,
     );
   },
 };

@@ -29,8 +29,6 @@ export class Ledger {
   readonly accepted = new Set<number>();
   /** commandSeq -> seq of its completion event, for this check's completions seen so far. */
   readonly done = new Map<number, number>();
-  /** commandSeqs completed more than once. */
-  readonly duplicates: number[] = [];
   /** Every event seq seen after the start. */
   readonly seen = new Set<number>();
   /** Completions of commands this check did not send: other traffic. */
@@ -65,8 +63,7 @@ export class Ledger {
         if (event.type !== "command_completed") continue;
         const commandSeq = event.commandSeq as number;
         if (!this.accepted.has(commandSeq)) this.foreign++;
-        else if (this.done.has(commandSeq)) this.duplicates.push(commandSeq);
-        else this.done.set(commandSeq, seq);
+        else if (!this.done.has(commandSeq)) this.done.set(commandSeq, seq); // a duplicate is command-completion's
       }
       this.latest = Math.max(this.latest, page.latestSeq);
       if (page.events.length < limit) break;
@@ -80,7 +77,7 @@ export class Ledger {
     if (!this.fresh) await this.poll();
   }
 
-  /** Accepted commands certainly not completed as of the last poll (before a request: at most this many are outstanding). */
+  /** Accepted commands not seen completed as of the last poll: before a request, at most this many are outstanding. */
   get atMost(): number {
     return this.accepted.size - this.done.size;
   }
@@ -148,7 +145,8 @@ export async function emptyQueue(ctx: CheckContext, conn: Connection): Promise<F
     last = queued;
     if (Date.now() >= until)
       return skip(
-        `The queue never emptied (status kept reporting ${queued} queued commands with none completing): commands from other traffic or a stalled game loop, so this check's own count cannot be told apart.`,
+        `The queue never emptied (status kept reporting ${queued} queued commands with none completing): ` +
+          "commands of other traffic or a stalled game loop, so this check's own count cannot be told apart.",
       );
     await sleep(5);
   }
@@ -195,8 +193,12 @@ export const historyExact: Check = {
   id: "integration.bounded-state/history-exact",
   rules: ["integration.bounded-state", "method.status", "method.events"],
   description:
-    "Makes sure more than maxEvents events have existed (completing commands, paced by the queue, only as many as the history lacks), then reads the whole history from the start, paging with the cursor, and status in the same state.",
-  note: "once more than maxEvents events exist, exactly maxEvents are retained, the evicted ones are the oldest, status.events counts them, and latestSeq is the newest retained seq",
+    "Makes sure more than maxEvents events have existed (completing commands, paced by the queue, only as many " +
+    "as the history lacks), then reads the whole history from the start, paging with the cursor, and status in " +
+    "the same state.",
+  note:
+    "once more than maxEvents events exist, exactly maxEvents are retained, the evicted ones are the oldest, " +
+    "status.events counts them, and latestSeq is the newest retained seq",
   async run(ctx) {
     const conn = await ctx.session();
     const maxEvents = await statusLimit(ctx, conn, "maxEvents");
@@ -228,9 +230,12 @@ export const historyExact: Check = {
       const perEvent = elapsed / Math.max(1, made);
       if ((made >= 3 && elapsed + perEvent * needed > ctx.timeBudgetMs) || elapsed > ctx.timeBudgetMs)
         return skip(
-          `Making the ${needed} more events that exceed maxEvents ${maxEvents} would take about ${Math.round((perEvent * needed) / 1000)} s at this bridge's pace (${perEvent.toFixed(1)} ms an event), over this profile's ${ctx.timeBudgetMs / 1000} s budget (--profile thorough allows more).`,
+          `Making the ${needed} more events that exceed maxEvents ${maxEvents} would take about ` +
+            `${Math.round((perEvent * needed) / 1000)} s at this bridge's pace (${perEvent.toFixed(1)} ms an event), ` +
+            `over this profile's ${ctx.timeBudgetMs / 1000} s budget (--profile thorough allows more).`,
         );
-      if (ledger.atMost < maxQueued) {
+      // No more outstanding than events still needed: a full queue would only lengthen the wait after.
+      if (ledger.atMost < Math.min(maxQueued, needed)) {
         const { reply } = await ledger.send(rpc("act", { type: "conformance.history", intArg: acts }, `fill-${acts}`));
         acts++;
         const full = errorCode(reply) === ctx.contract.codes["error.queue-full"];
@@ -255,10 +260,12 @@ export const historyExact: Check = {
       return skip("Events kept arriving while the history was read, so no one state of it could be read whole.");
     const { seqs } = history;
     const exceeded = observed.size > maxEvents;
-    const shown = `${seqs.length} retained${seqs.length ? `, seq ${seqs[0]}..${seqs.at(-1)}` : ""}; ${observed.size} distinct seqs seen`;
+    const range = seqs.length ? `, seq ${seqs[0]}..${seqs.at(-1)}` : "";
+    const shown = `${seqs.length} retained${range}; ${observed.size} distinct seqs seen`;
     if (seqs.length > maxEvents || (exceeded && seqs.length !== maxEvents))
       return fail(
-        `After ${observed.size} distinct events had existed, the history retained ${seqs.length}, not maxEvents ${maxEvents}.`,
+        `After ${observed.size} distinct events had existed, the history retained ${seqs.length}, ` +
+          `not maxEvents ${maxEvents}.`,
         `exactly ${maxEvents} retained once more than ${maxEvents} exist`,
         shown,
         ["integration.bounded-state"],
@@ -293,10 +300,13 @@ export const historyExact: Check = {
       );
     if (!exceeded)
       return skip(
-        `The history stopped growing at ${observed.size} distinct events, not past maxEvents ${maxEvents}: no event of ${ledger.accepted.size} accepted commands appeared for ${(ctx.timeoutMs * 2) / 1000} s (integration.command-completion judges completion), so its bound was not reached.`,
+        `The history stopped growing at ${observed.size} distinct events, not past maxEvents ${maxEvents}: no new ` +
+          `event appeared for ${(ctx.timeoutMs * 2) / 1000} s though ${ledger.accepted.size} commands were accepted ` +
+          "(integration.command-completion judges completion), so its bound was not reached.",
       );
     return pass(
-      `After ${observed.size} distinct events the history held exactly maxEvents ${maxEvents} (the newest), as status.events said.`,
+      `After ${observed.size} distinct events the history held exactly maxEvents ${maxEvents} (the newest), ` +
+        "as status.events said.",
     );
   },
 };

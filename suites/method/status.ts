@@ -28,7 +28,8 @@ const STATUS_FIELDS: Record<string, (v: unknown) => boolean> = {
   lastError: (v) => typeof v === "string" || v === null,
 };
 const STATUS_TYPES =
-  "{running: boolean, host: string, port: integer, queuedCommands: integer >= 0, maxQueuedCommands: integer > 0, events: integer >= 0, maxEvents: integer > 0, observationSeq: integer, lastError: string}";
+  "{running: boolean, host: string, port: integer, queuedCommands: integer >= 0, maxQueuedCommands: integer > 0, " +
+  "events: integer >= 0, maxEvents: integer > 0, observationSeq: integer, lastError: string}";
 
 export const statusShape: Check = {
   id: "method.status/shape",
@@ -100,7 +101,9 @@ export const statusEndpoint: Check = {
   id: "method.status/endpoint",
   rules: ["method.status"],
   description: "Calls status and compares its host and port with the address and port this connection reached.",
-  note: "status reports the transport state: the host and port it serves, which are the endpoint connected to (a wildcard bind host or a name resolving to that address counts as the same)",
+  note:
+    "status reports the transport state: the host and port it serves, which are the endpoint connected to " +
+    "(a wildcard bind host or a name resolving to that address counts as the same)",
   async run(ctx) {
     const conn = await ctx.session();
     const peer = peerOf(conn);
@@ -117,7 +120,8 @@ export const statusEndpoint: Check = {
       );
     if (typeof status.host !== "string" || !(await namesAddress(status.host, peer.address, ctx.timeoutMs)))
       return fail(
-        `status.host is ${JSON.stringify(status.host)}, which is not the address this connection reached (${peer.address}).`,
+        `status.host is ${JSON.stringify(status.host)}, which is not the address this connection reached ` +
+          `(${peer.address}).`,
         `host: ${peer.address}, a wildcard it is bound through, or a name resolving to it`,
         shown,
       );
@@ -131,8 +135,13 @@ const QUEUED_SAMPLE = 4;
 export const statusQueued: Check = {
   id: "method.status/queued-commands",
   rules: ["method.status", "integration.bounded-state"],
-  description: `Waits for an empty queue, acts ${QUEUED_SAMPLE} times (never more outstanding than maxQueuedCommands), reading status after each act and then after each completion until all completed, with events read before and after every status call.`,
-  note: "queuedCommands counts accepted commands not yet completed: never more than the completions read before it leave outstanding, never fewer than the events read after it allow, never above maxQueuedCommands",
+  description:
+    `Waits for an empty queue, acts ${QUEUED_SAMPLE} times (never more outstanding than maxQueuedCommands), ` +
+    "reading status after each act and then after each completion until all completed, with events read before " +
+    "and after every status call.",
+  note:
+    "queuedCommands counts accepted commands not yet completed: never more than the completions read before it " +
+    "leave outstanding, never fewer than the events read after it allow, never above maxQueuedCommands",
   async run(ctx) {
     const conn = await ctx.session();
     const max = await statusLimit(ctx, conn, "maxQueuedCommands");
@@ -144,7 +153,9 @@ export const statusQueued: Check = {
     const judge = async (): Promise<Finding | undefined> => {
       const { reply, atMost, atLeast } = await ledger.send(rpc("status", {}, `status-${samples++}`));
       const queued = resultOf(reply)?.queuedCommands;
-      const shown = `${describeReply(reply)} (${ledger.accepted.size} accepted; ${atLeast}..${atMost} outstanding by the events read around it)`;
+      const shown =
+        `${describeReply(reply)} (${ledger.accepted.size} accepted; ` +
+        `${atLeast}..${atMost} outstanding by the events read around it)`;
       if (typeof queued !== "number")
         return fail("status gives no integer queuedCommands.", "queuedCommands: integer >= 0", shown, [
           "method.status",
@@ -198,14 +209,17 @@ export const statusQueued: Check = {
     if (wrong) return wrong;
     if (ledger.foreign > 0)
       return skip(
-        `Completions of ${ledger.foreign} commands this check did not send arrived meanwhile: other traffic shares the queue, so its count cannot be checked against this check's commands.`,
+        `Completions of ${ledger.foreign} commands this check did not send arrived meanwhile: other traffic ` +
+          "shares the queue, so its count cannot be checked against this check's commands.",
       );
     if (ledger.pending.length > 0)
       return skip(
-        `${ledger.pending.length} of this check's commands showed no completion, so queuedCommands could not be followed back to zero (integration.command-completion judges completion).`,
+        `${ledger.pending.length} of this check's commands showed no completion, so queuedCommands could not be ` +
+          "followed back to zero (integration.command-completion judges completion).",
       );
     return pass(
-      `queuedCommands agreed with the commands accepted and not completed in ${samples} readings, back to 0 once all ${ledger.accepted.size} completed.`,
+      `queuedCommands agreed with the commands accepted and not completed in ${samples} readings, ` +
+        `back to 0 once all ${ledger.accepted.size} completed.`,
     );
   },
 };
@@ -214,8 +228,11 @@ export const statusSequences: Check = {
   id: "method.status/sequences",
   rules: ["method.status", "method.events"],
   description:
-    "Calls observe, status and observe again, makes sure at least one event exists, then reads the whole history from the start, paging with the cursor, and reads past its end.",
-  note: "status.observationSeq is the latest observation sequence, so it lies between the observe before and the one after; latestSeq is the newest retained event's seq",
+    "Calls observe, status and observe again, makes sure at least one event exists, then reads the whole history " +
+    "from the start, paging with the cursor, and reads past its end.",
+  note:
+    "status.observationSeq is the latest observation sequence, so it lies between the observe before and the one " +
+    "after; latestSeq is the newest retained event's seq",
   async run(ctx) {
     const conn = await ctx.session();
     const seqOf = async (method: string, id: string) => {
@@ -233,6 +250,13 @@ export const statusSequences: Check = {
       if (!Number.isSafeInteger(r.seq))
         return fail("No integer observationSeq.", "observationSeq: integer", describeReply(r.reply), [rule]);
     const [a, b, c] = [before.seq as number, status.seq as number, after.seq as number];
+    if (c < a)
+      return fail(
+        `observationSeq went back from ${a} to ${c} between two observe calls.`,
+        "observationSeq never decreases",
+        describeReply(after.reply),
+        ["method.observe"],
+      );
     if (b < a || b > c)
       return fail(
         `status.observationSeq ${b} is not between the observationSeq of the observe before (${a}) and after (${c}).`,
@@ -273,8 +297,14 @@ export const statusSequences: Check = {
           ["method.events"],
         );
       }
+      if (newest === undefined)
+        return skip(
+          `status.observationSeq ${b} lies between observe's ${a} and ${c}, but no event is retained, ` +
+            "so latestSeq has no event to name (integration.command-completion judges completion).",
+        );
       return pass(
-        `status.observationSeq ${b} lies between observe's ${a} and ${c}; latestSeq ${r.latestSeq} names the newest retained event.`,
+        `status.observationSeq ${b} lies between observe's ${a} and ${c}; ` +
+          `latestSeq ${r.latestSeq} names the newest retained event.`,
       );
     }
     return skip("The history kept growing while it was paged, so its end was not reached.");
