@@ -6,6 +6,8 @@ export interface ValidReplyConstraints {
   kinds?: ("result" | "error")[];
   /** Vary the encoding (member order, insignificant whitespace, escaped characters). Default: true. */
   encodings?: boolean;
+  /** Write every reply in this one encoding (overrides encodings). */
+  encoding?: Encoding;
   /** The jsonrpc version to carry. Default: the contract's. */
   jsonrpc?: string;
 }
@@ -93,7 +95,7 @@ const encoding: fc.Arbitrary<Encoding> = fc.record({
  */
 export function validReply(constraints: ValidReplyConstraints = {}): fc.Arbitrary<ValidReply> {
   const { kinds = ["result", "error"], encodings = true, jsonrpc = contract.jsonrpc } = constraints;
-  const enc = encodings ? encoding : fc.constant(PLAIN);
+  const enc = constraints.encoding ? fc.constant(constraints.encoding) : encodings ? encoding : fc.constant(PLAIN);
   const results = fc.record(Object.fromEntries(Object.entries(RESULTS))) as fc.Arbitrary<
     Record<string, Record<string, unknown>>
   >;

@@ -115,6 +115,19 @@ describe("validReply", () => {
     );
   });
 
+  it("writes every reply in the one encoding asked for", () => {
+    const encoding = { space: "\t", order: "reversed", escape: "all" } as const;
+    fc.assert(
+      fc.property(validReply({ encoding }), (reply) => {
+        expect(reply.encoding).toEqual(encoding);
+        const text = reply.render({ id: 1, method: "ping" });
+        expect(text.startsWith("{\t")).toBe(true);
+        expect(text).not.toContain('"jsonrpc"');
+      }),
+      RUNS,
+    );
+  });
+
   it("encode reads back as the same value in every encoding", () => {
     fc.assert(
       fc.property(
