@@ -189,6 +189,25 @@ export const mutants: Mutant[] = [
     "warn",
   ),
   mutant(
+    "raw-controls-accepted",
+    "error.parse/non-json",
+    "error.parse",
+    "reads raw control characters inside strings as themselves (as Python's json.loads(strict=False) does)",
+    class extends ReferenceBridge {
+      protected override parse(line: Buffer): unknown {
+        try {
+          return super.parse(line);
+        } catch (err) {
+          const escaped = line
+            .toString("utf8")
+            .replace(/[\u0000-\u001f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+          if (escaped === line.toString("utf8")) throw err;
+          return JSON.parse(escaped);
+        }
+      }
+    },
+  ),
+  mutant(
     "method-ends-at-nul",
     VALID_EDGES,
     "error.method-not-found",
