@@ -206,7 +206,10 @@ export class ReferenceBridge {
     return false;
   }
 
-  /** Closes gracefully: our FIN first, then discard what the peer still sends, so no reset destroys the last response. */
+  /**
+   * Closes gracefully: our FIN first, then discard what the peer still sends, so no reset destroys
+   * the last response.
+   */
   protected hangUp(socket: Socket): void {
     socket.removeAllListeners("data");
     socket.on("data", () => {});

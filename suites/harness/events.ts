@@ -57,7 +57,10 @@ export async function readEvents(
   return judgeEvents(resultOf(reply), afterSeq, describeReply(reply));
 }
 
-/** An events result: integer latestSeq, {seq, event} entries with seqs after the cursor, ascending, none past latestSeq. */
+/**
+ * An events result: integer latestSeq, {seq, event} entries with seqs after the cursor, ascending,
+ * none past latestSeq.
+ */
 export function judgeEvents(
   result: Record<string, unknown> | undefined,
   afterSeq: number,

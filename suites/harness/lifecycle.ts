@@ -7,7 +7,10 @@ import { type CheckContext, describeReply, errorCode, type Finding, fail, type R
 import type { Connection } from "./connection.js";
 import { Backoff, type Completion, collectCompletions, latestSeq } from "./events.js";
 
-/** The command types the bridge advertises in observation.availableActions, so generated commands reach real handlers. */
+/**
+ * The command types the bridge advertises in observation.availableActions, so generated commands
+ * reach real handlers.
+ */
 export async function advertisedTypes(ctx: CheckContext, conn: Connection): Promise<string[]> {
   const observation = resultOf(await ctx.call(conn, rpc("observe", {}, "actions")))?.observation as
     | { availableActions?: unknown }
