@@ -82,6 +82,19 @@ export const mutants: Mutant[] = [
     },
   ),
   mutant(
+    "limit-floor-two",
+    "method.events/cursor-and-limit",
+    "method.events",
+    "clamps limit one above the contract's lower edge, so a page never holds just one event",
+    class extends ReferenceBridge {
+      protected override events(params: JsonObject, id: Json = null): Json {
+        const { limit } = params;
+        const floor = contract.limits.eventsLimitMin + 1;
+        return super.events(typeof limit === "number" ? { ...params, limit: Math.max(limit, floor) } : params, id);
+      }
+    },
+  ),
+  mutant(
     "negative-cursor-rejected",
     "method.events/cursor-edges",
     "method.events",
