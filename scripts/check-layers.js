@@ -24,7 +24,8 @@ for (const layer of Object.keys(ALLOWED)) {
     const text = readFileSync(file, "utf8");
     for (const m of text.matchAll(/^\s*(?:import|export)[^"']*?from\s+["'](\.{1,2}\/[^"']+)["']/gm)) {
       const target = layerOf(normalize(join(root, file, "..", m[1])));
-      if (!ALLOWED[layer].includes(target)) problems.push(`${file}: imports ${m[1]} (${layer} must not import ${target})`);
+      if (!ALLOWED[layer].includes(target))
+        problems.push(`${file}: imports ${m[1]} (${layer} must not import ${target})`);
     }
   }
 }
