@@ -1,5 +1,5 @@
-import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import type { CheckReport, Report, RuleReport, Verdict } from "./types.js";
 
 /** Where a report goes: a file, or standard output for "-" (the run's own, where it has one). */
@@ -12,8 +12,28 @@ export function writeOutput(
     stdout(text);
     return;
   }
-  mkdirSync(dirname(file), { recursive: true });
+  makeDirectory(dirname(file));
   writeFileSync(file, text);
+}
+
+/**
+ * Creates a folder and its missing parents, one level at a time. Node 20's recursive mkdir
+ * never returns where the file system refuses a new entry with ENOENT (as /proc does), so a
+ * report path such as /proc/x/report.json would hang the run instead of naming the problem.
+ */
+export function makeDirectory(dir: string): void {
+  const missing: string[] = [];
+  for (let d = resolve(dir); !existsSync(d); d = dirname(d)) {
+    missing.unshift(d);
+    if (dirname(d) === d) break;
+  }
+  for (const d of missing) {
+    try {
+      mkdirSync(d);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+  }
 }
 
 /** Verdicts a reader has to act on (a failure, no verdict, a SHOULD not met), worst first. */

@@ -1,12 +1,12 @@
 // One run, from option values to an exit code and a report. The CLI and the API both come
 // here; neither argv nor signal handlers nor unasked-for files are this module's business.
 import { randomBytes } from "node:crypto";
-import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync } from "node:fs";
+import { closeSync, openSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { type Contract, ContractError, loadContract, type RuleId, contract as shipped } from "../protocol/contract.js";
 import { worst } from "../protocol/verdict.js";
 import { consoleReporter, FORMATS, githubReporter, markdownReporter } from "../reports/index.js";
-import { writeOutput } from "../reports/output.js";
+import { makeDirectory, writeOutput } from "../reports/output.js";
 import { reportProblem } from "../reports/schema.js";
 import type { CheckReport, Report, Reporter } from "../reports/types.js";
 import type { Check, Finding } from "../suites/harness/check.js";
@@ -351,7 +351,7 @@ function checkWritable(outputs: { format: string; file: string }[]): void {
       existed = false;
     }
     try {
-      mkdirSync(dirname(path), { recursive: true });
+      makeDirectory(dirname(path));
       closeSync(openSync(path, "a"));
       if (!existed) unlinkSync(path);
     } catch (err) {

@@ -1,5 +1,6 @@
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { makeDirectory } from "../reports/output.js";
 import type { Report } from "../reports/types.js";
 
 /** One saved failing case: enough to run exactly it again. */
@@ -22,7 +23,7 @@ export function saveFailures(dir: string, report: Report): number {
     for (const c of rule.checks) {
       if (c.verdict !== "fail") continue;
       const folder = join(dir, rule.id);
-      mkdirSync(folder, { recursive: true });
+      makeDirectory(folder);
       const record: SavedCase = {
         check: c.id,
         rule: rule.id,

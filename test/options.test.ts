@@ -1,0 +1,171 @@
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it, vi } from "vitest";
+import { contract } from "../protocol/contract.js";
+import { configJsonSchema } from "../runner/options.js";
+import { cli, readReport } from "./helpers.js";
+
+// Every outgoing connection of the tool goes through net.connect: record them, so a test can
+// prove that a non-loopback target is refused before any socket is opened.
+const dialled = vi.hoisted(() => [] as string[]);
+vi.mock("node:net", async (original) => {
+  const net = await original<typeof import("node:net")>();
+  return {
+    ...net,
+    connect: (...args: Parameters<typeof net.connect>) => {
+      dialled.push(String((args[0] as { host?: string }).host));
+      return net.connect(...args);
+    },
+  };
+});
+
+const dir = mkdtempSync(join(tmpdir(), "aicc-options-"));
+const config = (name: string, text: string) => {
+  const file = join(dir, name);
+  writeFileSync(file, text);
+  return file;
+};
+
+describe("a config file is validated, not coerced", () => {
+  it.each([
+    ["allow-remote", '"false"', /:2: allow-remote must be true or false, not "false"/],
+    ["strict", '"no"', /:2: strict must be true or false, not "no"/],
+    ["timeout", "[1]", /:2: timeout must be a positive time/],
+    ["runs", "0", /:2: runs must be a positive whole number/],
+  ])("%s: %s exits 2 naming the key and its line", async (key, value, message) => {
+    const r = await cli(["--config", config(`${key}.yaml`, `profile: quick\n${key}: ${value}\n`)]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(message);
+  });
+
+  it("is found in the working directory without a flag", async () => {
+    const cwd = process.cwd();
+    const here = mkdtempSync(join(tmpdir(), "aicc-cwd-"));
+    writeFileSync(join(here, "aicontrol-conformance.config.yaml"), "runs: -1\n");
+    process.chdir(here);
+    try {
+      const r = await cli(["--list"]);
+      expect(r.code).toBe(2);
+      expect(r.err).toMatch(/aicontrol-conformance.config.yaml:1: runs must be a positive whole number/);
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
+  it("has a JSON Schema for editors, shipped and up to date", () => {
+    const shipped = JSON.parse(readFileSync("aicontrol-conformance.config.schema.json", "utf8"));
+    expect(shipped).toEqual(configJsonSchema());
+  });
+});
+
+describe("a remote target", () => {
+  it("is refused before any connection is attempted, from a flag and from a config file", async () => {
+    dialled.length = 0;
+    const flag = await cli(["--endpoint", "192.0.2.7:43011"]);
+    expect(flag.code).toBe(2);
+    const fromConfig = await cli([
+      "--config",
+      config("remote.yaml", "endpoint: 10.1.2.3:43011\nallow-remote: false\n"),
+    ]);
+    expect(fromConfig.code).toBe(2);
+    expect(fromConfig.err).toMatch(/10.1.2.3 is not a loopback address/);
+    expect(dialled).toEqual([]);
+  });
+});
+
+describe("report outputs", () => {
+  it("are checked before connecting: an unwritable path exits 2 naming it", async () => {
+    dialled.length = 0;
+    const r = await cli(["--json", "/proc/no-such-dir/x.json", "--profile", "quick"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/cannot write the json report to \/proc\/no-such-dir\/x.json/);
+    expect(dialled).toEqual([]);
+  });
+
+  it("- means stdout: the JSON report alone on stdout, the human output on stderr", async () => {
+    const r = await cli(["--json", "-", "--profile", "quick", "--rules", "method.ping"]);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.out);
+    expect(report.rules).toHaveLength(contract.rules.length);
+    expect(r.err).toMatch(/rules: .* pass/);
+    expect(existsSync("-")).toBe(false);
+  });
+
+  it("--report FORMAT=FILE reaches the same reporters as the format flags", async () => {
+    const file = join(dir, "by-name.xml");
+    const r = await cli(["--report", `junit=${file}`, "--profile", "quick", "--rules", "method.ping"]);
+    expect(r.code).toBe(0);
+    expect(readFileSync(file, "utf8")).toMatch(/^<\?xml/);
+    expect((await cli(["--report", "pdf=x.pdf"])).err).toMatch(/--report takes FORMAT=FILE/);
+  });
+});
+
+describe("selection habits", () => {
+  it("--list honours --rules, and --list --json - prints JSON", async () => {
+    const r = await cli(["--list", "--rules", "wire.*", "--json", "-"]);
+    expect(r.code).toBe(0);
+    const listed = JSON.parse(r.out) as { id: string; checks: { id: string }[] }[];
+    expect(listed.every((x) => x.id.startsWith("ai-control-protocol.wire."))).toBe(true);
+    expect(listed.length).toBe(contract.rules.filter((x) => x.group === "wire").length);
+    expect(listed[0]!.checks.length).toBeGreaterThan(0);
+  });
+
+  it("--bail stops at the first failing check; the rest are skipped and the report is written", async () => {
+    const json = join(dir, "bail.json");
+    // A strict run against the built-in bridge fails nothing, so make one fail: a 1 ms timeout is too short for 1 MiB.
+    const r = await cli([
+      "--bail",
+      "--profile",
+      "quick",
+      "--rules",
+      "wire.line-limit,method.*",
+      "--timeout",
+      "1ms",
+      "--json",
+      json,
+    ]);
+    const report = readReport(json);
+    const checks = report.rules.flatMap((x) => x.checks);
+    const failed = checks.filter((c) => c.verdict === "fail" || c.verdict === "error");
+    if (failed.length) {
+      expect(r.code).toBe(1);
+      expect(checks.some((c) => /stopped after 1 failing check/.test(c.message))).toBe(true);
+    }
+  });
+
+  it("--last-failed runs only the rules that failed in a report", async () => {
+    const earlier = join(dir, "earlier.json");
+    expect((await cli(["--profile", "quick", "--rules", "method.ping", "--json", earlier])).code).toBe(0);
+    const report = JSON.parse(readFileSync(earlier, "utf8"));
+    report.rules.find((x: { id: string }) => x.id.endsWith(".wire.utf8")).verdict = "fail";
+    writeFileSync(earlier, JSON.stringify(report));
+    const json = join(dir, "last-failed.json");
+    const r = await cli(["--last-failed", earlier, "--profile", "quick", "--json", json]);
+    expect(r.code).toBe(0);
+    const run = readReport(json);
+    const judged = run.rules.filter((x) => x.checks.length > 0).map((x) => x.id);
+    expect(judged).toContain("ai-control-protocol.wire.utf8");
+    expect(judged).not.toContain("ai-control-protocol.method.ping");
+  });
+});
+
+describe("--merge", () => {
+  it("refuses reports of different targets or contracts unless --force, and names a broken file", async () => {
+    const a = join(dir, "a.json");
+    const b = join(dir, "b.json");
+    expect((await cli(["--profile", "quick", "--rules", "method.ping", "--json", a])).code).toBe(0);
+    const other = JSON.parse(readFileSync(a, "utf8"));
+    other.contract.sha256 = "0".repeat(64);
+    writeFileSync(b, JSON.stringify(other));
+    const mixed = await cli(["--merge", a, b]);
+    expect(mixed.code).toBe(2);
+    expect(mixed.err).toMatch(/b.json has another contract/);
+    expect((await cli(["--merge", a, b, "--force"])).code).toBe(0);
+    const broken = join(dir, "broken.json");
+    writeFileSync(broken, JSON.stringify({ schemaVersion: 1, rules: "no" }));
+    const r = await cli(["--merge", a, broken]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/broken.json is not an aicontrol-conformance JSON report/);
+  });
+});
