@@ -1,6 +1,6 @@
 // A cheap canary, run after a check failed: does the bridge still answer, and does it still
 // complete commands? It tells a bridge an earlier input broke from a fault in the next rule.
-import { type CheckContext, describeReply, resultOf, rpc } from "./check.js";
+import { type CheckContext, describeReply, Fault, resultOf, rpc } from "./check.js";
 import { collectCompletions, latestSeq } from "./events.js";
 
 export interface Health {
@@ -13,6 +13,18 @@ export interface Health {
 }
 
 export async function canary(ctx: CheckContext): Promise<Health> {
+  try {
+    return await probe(ctx);
+  } catch (err) {
+    // A reply that breaks a rule (an unsolicited line, a wrong id) is still a reply: the bridge
+    // serves, badly, and each later check judges what it gets instead of being written off.
+    if (err instanceof Fault && err.kind === "violation")
+      return { replies: true, completions: true, detail: `answers, but: ${err.message}` };
+    throw err;
+  }
+}
+
+async function probe(ctx: CheckContext): Promise<Health> {
   const conn = await ctx.session();
   const pong = await ctx.call(conn, rpc("ping", {}, "canary-ping"));
   if (resultOf(pong)?.ok !== true) {
