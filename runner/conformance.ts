@@ -210,7 +210,12 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
     io.err(`aicontrol-conformance: target unreachable: ${unreachable}\n`);
   }
   const targetInfo = target
-    ? { endpoint: target.endpoint, spawned: target.spawned, label: target.label }
+    ? {
+        endpoint: target.endpoint,
+        spawned: target.spawned,
+        label: target.label,
+        ...(values.spawn ? { command: values.spawn } : {}),
+      }
     : {
         endpoint: endpoint
           ? formatHostPort(endpoint.host, endpoint.port)

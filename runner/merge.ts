@@ -3,14 +3,15 @@ import type { Report, RuleReport } from "../reports/types.js";
 import { summarize } from "./aggregate.js";
 import { SHARD_REASON } from "./run.js";
 
-/** One report from the reports of several shards (or runs): every check of every rule, verdicts recomputed. */
 /**
  * Why these reports cannot be one: a different target, contract or tool version (file
  * names index `files`), or undefined. Shards of one run always agree on all three.
  */
 export function mixedReports(reports: Report[], files: string[]): string | undefined {
   const key = (r: Report) => ({
-    target: `${r.target.kind ?? "bridge"} ${r.target.endpoint ?? r.target.command ?? ""}`,
+    // A bridge this tool started listens on a new port each run: its command (or the built-in
+    // bridge) is what names it. A running bridge is named by its endpoint, a client by its command.
+    target: `${r.target.kind ?? "bridge"} ${identity(r.target)}`,
     contract: r.contract?.sha256 ?? "unknown",
     "tool version": `${r.tool.name} ${r.tool.version}`,
   });
@@ -26,6 +27,10 @@ export function mixedReports(reports: Report[], files: string[]): string | undef
   return undefined;
 }
 
+const identity = (t: Report["target"]): string =>
+  t.kind === "bridge" && t.spawned ? (t.command ?? "built-in") : (t.endpoint ?? t.command ?? "");
+
+/** One report from the reports of several shards (or runs): every check of every rule, verdicts recomputed. */
 export function mergeReports(reports: Report[]): Report {
   if (reports.length === 0) throw new Error("nothing to merge");
   const [first] = reports as [Report, ...Report[]];

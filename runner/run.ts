@@ -26,7 +26,7 @@ export interface RunOptions {
   checks: readonly Check[];
   /** Undefined when the target could not be reached: every selected rule then reports `error`. */
   target: Target | undefined;
-  targetInfo: { endpoint: string; spawned: boolean; label: string };
+  targetInfo: { endpoint: string; spawned: boolean; label: string; command?: string };
   unreachable?: string;
   token?: string;
   tokenEnv: string;
@@ -80,6 +80,7 @@ export async function run(options: RunOptions): Promise<Report> {
     : { kind: "unreachable", problem: `target unreachable: ${options.unreachable ?? "unknown"}`, stillRun: [] };
   const results = new Map<string, CheckResult>();
   let stopped: Report["stopped"];
+  const exits: NonNullable<Report["targetExits"]> = [];
   if (blocked && blocked.stillRun.length === 0) {
     // One root cause, said once: no check can reach a verdict, so none is run or listed.
     for (const check of chosen) {
@@ -136,6 +137,13 @@ export async function run(options: RunOptions): Promise<Report> {
         };
       }
       if (finding.verdict === "fail") failures++;
+      const exit = options.target?.takeExit?.();
+      if (exit) {
+        exits.push({ check: check.id, ...exit });
+        log(
+          `the spawned bridge exited (${exit.exit}) during ${check.id}${exit.stderr ? `; its last stderr lines:\n${exit.stderr}` : ""}`,
+        );
+      }
       const report = redact.deep(toCheckReport(check, finding, Date.now() - t0, options));
       results.set(check.id, { check, finding, report });
       await fanOut(reporters, "onCheckEnd", log, info, report);
@@ -157,6 +165,7 @@ export async function run(options: RunOptions): Promise<Report> {
     summary: summarize(rules),
     ...(blocked && blocked.stillRun.length === 0 ? { blocked: blocked.problem } : {}),
     ...(stopped ? { stopped } : {}),
+    ...(exits.length ? { targetExits: exits } : {}),
     rules,
   };
   if (options.baseline) report.baseline = baselineSection(report, options.baseline, contract.prefix);
