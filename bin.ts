@@ -3,9 +3,15 @@
 import { ReferenceBridge } from "./bridges/reference/bridge.js";
 import { main } from "./runner/cli.js";
 
+/** Resolves once everything written to `stream` so far has been handed to the OS (pipes are asynchronous). */
+const drained = (stream: NodeJS.WriteStream) => new Promise<void>((resolve) => stream.write("", () => resolve()));
+
 main(process.argv.slice(2), undefined, { builtIn: (options) => new ReferenceBridge(options) }).then(
-  (code) => {
-    process.exitCode = code;
+  async (code) => {
+    // The report is written and every bridge this run started is stopped: nothing is left to
+    // wait for but the output, so a stray timer of a check or a bridge cannot hold the exit.
+    await Promise.all([drained(process.stdout), drained(process.stderr)]);
+    process.exit(code);
   },
   (err: Error) => {
     process.stderr.write(`aicontrol-conformance: internal error: ${err.stack ?? err}\n`);

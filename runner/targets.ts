@@ -14,6 +14,8 @@ export interface Target {
   label: string;
   restart?(): Promise<void>;
   stop(): Promise<void>;
+  /** A spawned bridge that exited on its own since the last call: how it ended and its last stderr lines. */
+  takeExit?(): { exit: string; stderr: string } | undefined;
 }
 
 /** The target cannot be reached or started: exit code 3. */
@@ -124,11 +126,21 @@ export async function spawnTarget(command: string, options: SpawnOptions): Promi
     spawned: true,
     label: `spawned \`${command}\` on ${formatHostPort(child.host, child.port)}`,
     async restart() {
+      // A bridge that no longer accepts connections is usually exiting on its own: give its exit
+      // a moment to arrive, so its death is reported as such and not taken for this tool's stop.
+      if (!(await accepts(child.host, child.port))) await exitWithin(child.process, 1000);
       await stopProcess(child.process);
+      const died = child.exit;
       child = await start(command, options);
+      child.exit = died; // a death before the restart is still to be reported
       Object.assign(target, { host: child.host, port: child.port, endpoint: formatHostPort(child.host, child.port) });
     },
     stop: () => stopProcess(child.process),
+    takeExit() {
+      const exit = child.exit;
+      child.exit = undefined;
+      return exit;
+    },
   };
   return target;
 }
@@ -137,6 +149,8 @@ interface Started {
   process: ChildProcess;
   host: string;
   port: number;
+  /** Set when the bridge exits on its own after its ready line (not when this tool stops it). */
+  exit?: { exit: string; stderr: string };
 }
 
 function start(command: string, options: SpawnOptions): Promise<Started> {
@@ -156,8 +170,13 @@ function start(command: string, options: SpawnOptions): Promise<Started> {
       clearTimeout(timer);
       if (ready) {
         child.stdout!.resume(); // keep draining so the bridge never blocks on a full pipe
-        child.stderr!.resume();
-        resolve({ process: child, ...ready });
+        const started: Started = { process: child, ...ready };
+        child.once("exit", (code, signal) => {
+          if (stopping.has(child)) return;
+          const tail = stderr.trim().split("\n").slice(-10).join("\n");
+          started.exit = { exit: signal ? `signal ${signal}` : `code ${code}`, stderr: tail };
+        });
+        resolve(started);
         return;
       }
       void stopProcess(child);
@@ -206,8 +225,32 @@ export function readyLine(line: string): { host: string; port: number } | undefi
   }
 }
 
+async function accepts(host: string, port: number): Promise<boolean> {
+  try {
+    (await Connection.open(host, port, { maxLineBytes: 1, connectTimeoutMs: 1000, record: false })).close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function exitWithin(child: ChildProcess, ms: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/** Bridges this tool is stopping: their exit is expected, not a death to report. */
+const stopping = new WeakSet<ChildProcess>();
+
 /** SIGTERM to the whole process group, SIGKILL after a grace period. */
 async function stopProcess(child: ChildProcess, graceMs = 2000): Promise<void> {
+  stopping.add(child);
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const signal = (s: NodeJS.Signals) => {

@@ -1,0 +1,71 @@
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { cli, readReport } from "./helpers.js";
+
+const dir = mkdtempSync(join(tmpdir(), "aicc-spawn-"));
+const bridgeCli = `${process.execPath} dist/bridges/reference/cli.js`;
+
+/** Processes whose command line holds `marker`. */
+const processesWith = (marker: string) =>
+  execFileSync("ps", ["-eo", "pid,args"], { encoding: "utf8" })
+    .split("\n")
+    .filter((line) => line.includes(marker) && !line.includes("ps -eo"));
+
+describe("a spawned bridge", () => {
+  it("that dies mid-run is reported once, with how it ended and its last stderr lines", async () => {
+    const json = join(dir, "died.json");
+    const spawnCmd = `${bridgeCli} --mutant dies-on-malformed-utf8; echo "bridge said goodbye" >&2`;
+    const r = await cli(
+      ["--spawn", spawnCmd, "--profile", "quick", "--rules", "wire.utf8,method.ping", "--json", json],
+      {
+        ...process.env,
+      },
+    );
+    expect(r.code).toBe(1);
+    const report = readReport(json);
+    expect(report.targetExits?.[0]).toMatchObject({ check: "wire.utf8/malformed", exit: "code 0" });
+    expect(report.targetExits?.[0]?.stderr).toContain("bridge said goodbye");
+    expect(r.err.match(/the spawned bridge exited \(code 0\) during wire.utf8\/malformed/g)).toHaveLength(1);
+  });
+
+  it("at the smallest legal limits: the CLI exits once its report is written, and no bridge process outlives it", async () => {
+    const marker = "--drain-ms 7";
+    const json = join(dir, "small.json");
+    const child = spawn(
+      process.execPath,
+      [
+        "dist/bin.js",
+        "--spawn",
+        `${bridgeCli} --max-commands 1 --max-events 1 ${marker}`,
+        "--profile",
+        "quick",
+        "--json",
+        json,
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    expect(code, out.slice(-2000)).toBe(0);
+    const report = readReport(json);
+    expect(report.summary.fail + report.summary.error).toBe(0);
+    expect(processesWith(marker)).toEqual([]);
+    // And the port it served on is closed.
+    const port = Number(/on 127\.0\.0\.1:(\d+)/.exec(report.target.label ?? "")?.[1]);
+    const refused = await new Promise<boolean>((resolve) => {
+      const socket = connect({ host: "127.0.0.1", port }, () => {
+        socket.destroy();
+        resolve(false);
+      });
+      socket.on("error", () => resolve(true));
+    });
+    expect(refused).toBe(true);
+  }, 120_000);
+});
