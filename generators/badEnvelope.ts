@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import { contract } from "../protocol/contract.js";
 import { requestId } from "./requestId.js";
 
 export interface BadEnvelopeConstraints {
@@ -63,6 +64,6 @@ export function badEnvelope(constraints: BadEnvelopeConstraints = {}): fc.Arbitr
     .map(([{ fault, lenient: isLenient, change }, id]) => ({
       fault,
       lenient: isLenient,
-      request: change({ jsonrpc: "2.0", id, method: "ping", params: {} }),
+      request: change({ jsonrpc: contract.jsonrpc, id, method: "ping", params: {} }),
     }));
 }

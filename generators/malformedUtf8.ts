@@ -1,4 +1,8 @@
 import fc from "fast-check";
+import { contract } from "../protocol/contract.js";
+
+/** The envelope version, as JSON text. */
+const JSONRPC = JSON.stringify(contract.jsonrpc);
 
 export type Utf8Fault = "overlong" | "surrogate" | "truncated" | "invalid-lead" | "lone-continuation" | "above-max";
 
@@ -77,9 +81,9 @@ export function malformedUtf8(constraints: MalformedUtf8Constraints = {}): fc.Ar
       const b = Buffer.from(bad);
       if (placement === "raw") return line(fault, placement, b);
       const parts = {
-        method: [`{"jsonrpc":"2.0","id":1,"method":"ping`, `","params":{}}`],
-        id: [`{"jsonrpc":"2.0","id":"`, `","method":"ping","params":{}}`],
-        param: [`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"text":"`, `"}}`],
+        method: [`{"jsonrpc":${JSONRPC},"id":1,"method":"ping`, `","params":{}}`],
+        id: [`{"jsonrpc":${JSONRPC},"id":"`, `","method":"ping","params":{}}`],
+        param: [`{"jsonrpc":${JSONRPC},"id":1,"method":"ping","params":{"text":"`, `"}}`],
       }[slot];
       return line(fault, placement, Buffer.concat([Buffer.from(parts[0]!), b, Buffer.from(parts[1]!)]));
     });

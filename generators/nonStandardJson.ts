@@ -1,4 +1,8 @@
 import fc from "fast-check";
+import { contract } from "../protocol/contract.js";
+
+/** The envelope version, as JSON text. */
+const JSONRPC = JSON.stringify(contract.jsonrpc);
 
 export interface NonStandardJsonConstraints {
   /** Which kinds to draw. Default: all of them. */
@@ -24,10 +28,10 @@ export interface NonStandardJsonLine {
   text: string;
 }
 
-const HEAD = `{"jsonrpc":"2.0","id":1,"method":"ping","params":{}`;
+const HEAD = `{"jsonrpc":${JSONRPC},"id":1,"method":"ping","params":{}`;
 const VALID = `${HEAD}}`;
-const withId = (id: string) => `{"jsonrpc":"2.0","id":${id},"method":"ping","params":{}}`;
-const withMethod = (raw: string) => `{"jsonrpc":"2.0","id":1,"method":"${raw}","params":{}}`;
+const withId = (id: string) => `{"jsonrpc":${JSONRPC},"id":${id},"method":"ping","params":{}}`;
+const withMethod = (raw: string) => `{"jsonrpc":${JSONRPC},"id":1,"method":"${raw}","params":{}}`;
 
 /** What RFC 8259 rejects but lenient parsers take (JSONTestSuite's n_ categories), each wrapped around a ping request. */
 const kinds: Record<NonStandardKind, fc.Arbitrary<string>> = {
@@ -35,13 +39,13 @@ const kinds: Record<NonStandardKind, fc.Arbitrary<string>> = {
   comment: fc.constantFrom(
     `/* c */${VALID}`,
     `${VALID}// c`,
-    `{"jsonrpc":"2.0",/* c */"id":1,"method":"ping","params":{}}`,
+    `{"jsonrpc":${JSONRPC},/* c */"id":1,"method":"ping","params":{}}`,
     `${VALID}#c`,
   ),
   "trailing-comma": fc.constantFrom(
     `${HEAD},}`,
-    `{"jsonrpc":"2.0","id":[1,],"method":"ping","params":{}}`,
-    `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":1,}}`,
+    `{"jsonrpc":${JSONRPC},"id":[1,],"method":"ping","params":{}}`,
+    `{"jsonrpc":${JSONRPC},"id":1,"method":"ping","params":{"a":1,}}`,
   ),
   "single-quotes": fc.constantFrom(`{'jsonrpc':'2.0','id':1,'method':'ping','params':{}}`, withId(`'x'`)),
   "bad-number": fc.constantFrom("01", "-01", "1.", ".5", "+1", "0x10", "1e", "1.e3", "- 1", "1_000", "0b1").map(withId),
@@ -62,7 +66,7 @@ const kinds: Record<NonStandardKind, fc.Arbitrary<string>> = {
   ),
   "unquoted-key": fc.constantFrom(
     `{jsonrpc:"2.0","id":1,"method":"ping","params":{}}`,
-    `{"jsonrpc":"2.0",id:1,"method":"ping","params":{}}`,
+    `{"jsonrpc":${JSONRPC},id:1,"method":"ping","params":{}}`,
   ),
   "bad-literal": fc.constantFrom("True", "FALSE", "nul", "undefined", "None").map(withId),
 };

@@ -1,7 +1,11 @@
 import fc from "fast-check";
+import { contract } from "../protocol/contract.js";
+
+/** The envelope version, as JSON text. */
+const JSONRPC = JSON.stringify(contract.jsonrpc);
 
 export interface OversizedLineConstraints {
-  /** The payload limit before the LF. Default: 1,048,576 (1 MiB). */
+  /** The payload limit before the LF. Default: the contract's max_line_bytes (1,048,576, 1 MiB). */
   maxLineBytes?: number;
   /** Largest number of bytes past the limit. Default: 65,536. */
   maxExcess?: number;
@@ -33,7 +37,7 @@ export function oversizedLine(constraints: OversizedLineConstraints = {}): fc.Ar
 
 /** A request padded with whitespace to exactly `payload` bytes (before the LF). */
 export function paddedRequest(payload: number, id: unknown = "padded"): Buffer {
-  const head = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"method":"ping","params":{}`;
+  const head = `{"jsonrpc":${JSONRPC},"id":${JSON.stringify(id)},"method":"ping","params":{}`;
   if (payload < head.length + 1) throw new RangeError(`payload of ${payload} bytes is too small for a request`);
   const out = Buffer.alloc(payload, 0x20);
   out.write(head, 0, "utf8");
@@ -42,11 +46,11 @@ export function paddedRequest(payload: number, id: unknown = "padded"): Buffer {
 }
 
 /** The bytes of an oversized line, LF included. */
-export function oversizedBytes(line: OversizedLine, maxLineBytes = 1_048_576): Buffer {
+export function oversizedBytes(line: OversizedLine, maxLineBytes = contract.limits.maxLineBytes): Buffer {
   if (!line.tail) return Buffer.concat([paddedRequest(maxLineBytes + line.excess, "oversized"), Buffer.from("\n")]);
   // Everything up to the limit is an unfinished request; the tail after it is a complete one.
-  const tail = Buffer.from(`{"jsonrpc":"2.0","id":"${TAIL_ID}","method":"ping","params":{}}`);
-  const prefix = `{"jsonrpc":"2.0","id":"oversized","method":"ping","params":{"pad":"`;
+  const tail = Buffer.from(`{"jsonrpc":${JSONRPC},"id":"${TAIL_ID}","method":"ping","params":{}}`);
+  const prefix = `{"jsonrpc":${JSONRPC},"id":"oversized","method":"ping","params":{"pad":"`;
   const head = Buffer.alloc(maxLineBytes + Math.max(0, line.excess - tail.length), 0x61); // "a": inside an unfinished string
   head.write(prefix, 0, "utf8");
   return Buffer.concat([head, tail, Buffer.from("\n")]);

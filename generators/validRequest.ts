@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import { contract } from "../protocol/contract.js";
 import { type RequestIdConstraints, requestId } from "./requestId.js";
 
 export interface ValidRequestConstraints {
@@ -9,7 +10,7 @@ export interface ValidRequestConstraints {
 }
 
 export interface ValidRequest {
-  jsonrpc: "2.0";
+  jsonrpc: string;
   id: unknown;
   method: string;
   params: Record<string, unknown>;
@@ -19,7 +20,7 @@ export interface ValidRequest {
 export function validRequest(constraints: ValidRequestConstraints = {}): fc.Arbitrary<ValidRequest> {
   const { methods = ["ping"], ids } = constraints;
   return fc.record({
-    jsonrpc: fc.constant("2.0" as const),
+    jsonrpc: fc.constant(contract.jsonrpc),
     id: requestId(ids),
     method: fc.constantFrom(...methods),
     params: fc.constant({}),

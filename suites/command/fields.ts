@@ -25,7 +25,8 @@ export const fieldChecks: Check[] = contract.commandFields.map(({ field, rule, k
         const conn = await ctx.session();
         const cursor = await latestSeq(ctx, conn);
         const reply = await act(ctx, conn, cmd, "act");
-        if (errorCode(reply) === ctx.contract.codes["error.invalid-params"]) {
+        const invalid = ctx.contract.codes["error.invalid-params"];
+        if (errorCode(reply) === invalid) {
           // Identifiers are project-defined, so rejecting one of those is the bridge's call.
           return ill || kind === "identifier"
             ? pass("rejected")
@@ -36,8 +37,8 @@ export const fieldChecks: Check[] = contract.commandFields.map(({ field, rule, k
         const r = resultOf(reply);
         if (r?.accepted !== true || !Number.isSafeInteger(r.commandSeq)) {
           return fail(
-            `act ${JSON.stringify(cmd)} got neither -32602 nor an acceptance.`,
-            `-32602, or {"accepted":true,"commandSeq":<integer>}`,
+            `act ${JSON.stringify(cmd)} got neither ${invalid} nor an acceptance.`,
+            `${invalid}, or {"accepted":true,"commandSeq":<integer>}`,
             describeReply(reply),
             [rule],
           );
@@ -48,8 +49,8 @@ export const fieldChecks: Check[] = contract.commandFields.map(({ field, rule, k
         if (broken) return broken;
         if (ill)
           return warn(
-            `act accepted an ill-typed ${field} (it completed; the strict reading rejects it with -32602).`,
-            "-32602",
+            `act accepted an ill-typed ${field} (it completed; the strict reading rejects it with ${invalid}).`,
+            String(invalid),
             describeReply(reply),
             [rule],
           );

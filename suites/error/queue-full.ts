@@ -11,12 +11,12 @@ export const queueFull: Check = {
   rules: ["error.queue-full", "integration.bounded-state"],
   description:
     "Waits for an empty queue, then floods act on one connection (bounded in count and time), reading events " +
-    "between acts, until -32002; then, three times, waits for one completion and acts until -32002 again, so acts " +
+    "between acts, until the queue-full error; then, three times, waits for one completion and acts until it comes again, so acts " +
     "land exactly at the limit; then follows every accepted command to its completion and checks act is accepted " +
     "again.",
   note:
-    "a command counts against maxQueuedCommands from its acceptance until its completion event: -32002 exactly " +
-    "when maxQueuedCommands are outstanding, never with fewer, and never an acceptance with that many",
+    "a command counts against maxQueuedCommands from its acceptance until its completion event: the queue-full " +
+    "error exactly when maxQueuedCommands are outstanding, never with fewer, and never an acceptance with that many",
   async run(ctx) {
     const conn = await ctx.session();
     const max = await statusLimit(ctx, conn, "maxQueuedCommands");
@@ -40,7 +40,7 @@ export const queueFull: Check = {
           verdict = fail(
             `act was accepted while at least ${atLeast} accepted commands had not completed, ` +
               `with maxQueuedCommands ${max}: the queue took more than its limit.`,
-            `-32002 while ${max} accepted commands are outstanding`,
+            `${code} while ${max} accepted commands are outstanding`,
             `${describeReply(reply)} (${ledger.accepted.size - 1} accepted before it, ` +
               `completions of at most ${ledger.accepted.size - 1 - atLeast} of them seen or possible)`,
             ["error.queue-full", "integration.bounded-state"],
@@ -51,8 +51,8 @@ export const queueFull: Check = {
       }
       if (errorCode(reply) !== code) {
         verdict = fail(
-          "act during the flood got neither an acceptance nor -32002.",
-          "accepted, or -32002 once the queue is full",
+          `act during the flood got neither an acceptance nor ${code}.`,
+          `accepted, or ${code} once the queue is full`,
           describeReply(reply),
           ["error.queue-full"],
         );
@@ -60,7 +60,7 @@ export const queueFull: Check = {
       }
       if (atMost < max && ledger.foreign === 0) {
         verdict = fail(
-          `act was rejected with -32002 while at most ${atMost} accepted commands were outstanding, ` +
+          `act was rejected with ${code} while at most ${atMost} accepted commands were outstanding, ` +
             `below maxQueuedCommands ${max}.`,
           `accepted while fewer than ${max} are outstanding`,
           `${describeReply(reply)} (${ledger.accepted.size} accepted, ` +
@@ -93,9 +93,9 @@ export const queueFull: Check = {
         mostAtAcceptance < max
           ? `The queue never filled: ${ledger.accepted.size} acts were all accepted with at most ` +
               `${mostAtAcceptance} outstanding at once (by the completions read between acts), below ` +
-              `maxQueuedCommands ${max}: the bridge drains faster than this tool fills it, so -32002 was not due.`
+              `maxQueuedCommands ${max}: the bridge drains faster than this tool fills it, so ${code} was not due.`
           : `${ledger.accepted.size} acts were all accepted; the completions read between them left open whether ` +
-              `${max} were ever outstanding at once, so whether -32002 was due cannot be told.`,
+              `${max} were ever outstanding at once, so whether ${code} was due cannot be told.`,
       );
     const again = await ledger.send(rpc("act", { type: "conformance.after-flood" }, "again"));
     await ledger.drain();
@@ -107,7 +107,7 @@ export const queueFull: Check = {
         ["error.queue-full"],
       );
     return pass(
-      `-32002 came only with maxQueuedCommands ${max} outstanding (${rejections} times) and no act was accepted ` +
+      `${code} came only with maxQueuedCommands ${max} outstanding (${rejections} times) and no act was accepted ` +
         `beyond it; all ${ledger.accepted.size} accepted commands completed, and act was accepted again once drained.`,
     );
   },

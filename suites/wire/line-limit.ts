@@ -1,12 +1,13 @@
 import { FILLER, LIMIT_ID, type LimitLine, limitLine, limitLineBytes } from "../../generators/limitLine.js";
 import { oversizedBytes, oversizedLine, paddedRequest, TAIL_ID } from "../../generators/oversizedLine.js";
+import { contract as shipped } from "../../protocol/contract.js";
 import { type Check, describeReply, errorCode, fail, pass, type Reply } from "../harness/check.js";
 import { expectPong, rejectedOrClosed } from "../harness/expect.js";
 
 export const exactLimit: Check = {
   id: "wire.line-limit/exact-limit",
   rules: ["wire.line-limit"],
-  description: "Sends a ping padded with JSON whitespace to exactly the line limit (1 MiB) before the LF.",
+  description: `Sends a ping padded with JSON whitespace to exactly the line limit (${shipped.limits.maxLineBytes} bytes) before the LF.`,
   note: "a payload of exactly the limit is legal and must be served",
   async run(ctx) {
     const conn = await ctx.session();
@@ -60,8 +61,7 @@ export const overLimit: Check = {
 export const endlessLine: Check = {
   id: "wire.line-limit/endless-line",
   rules: ["wire.line-limit"],
-  description:
-    "Streams 8 times the line limit (8 MiB) with no LF, 64 KiB at a time, then waits for the bridge's answer.",
+  description: "Streams 8 times the line limit with no LF, 64 KiB at a time, then waits for the bridge's answer.",
   note: "an endless line is rejected without buffering the rest",
   async run(ctx) {
     const conn = await ctx.session();

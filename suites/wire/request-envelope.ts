@@ -1,11 +1,11 @@
 import { badEnvelope } from "../../generators/badEnvelope.js";
+import { contract as shipped } from "../../protocol/contract.js";
 import { type Check, describeReply, errorCode, fail, pass, warn } from "../harness/check.js";
 
 export const badEnvelopes: Check = {
   id: "wire.request-envelope/bad-envelope",
   rules: ["wire.request-envelope", "error.invalid-request"],
-  description:
-    'Sends valid JSON that breaks the envelope in one place: jsonrpc missing or not "2.0", method missing, empty or not a string, params not an object, roots that are not objects; also params or id missing. Ids of every JSON type. Then checks the bridge still serves.',
+  description: `Sends valid JSON that breaks the envelope in one place: jsonrpc missing or not "${shipped.jsonrpc}", method missing, empty or not a string, params not an object, roots that are not objects; also params or id missing. Ids of every JSON type. Then checks the bridge still serves.`,
   note: "a request that breaks the envelope is an invalid request",
   run: (ctx) =>
     ctx.property(
@@ -18,15 +18,16 @@ export const badEnvelopes: Check = {
           orNullId: true,
           timeoutMs: lenient ? Math.min(ctx.timeoutMs, 1000) : undefined,
         });
-        if (errorCode(r) === ctx.contract.codes["error.invalid-request"]) return pass("rejected");
+        const invalid = ctx.contract.codes["error.invalid-request"];
+        if (errorCode(r) === invalid) return pass("rejected");
         if (lenient && (r.kind === "response" || r.kind === "timeout")) {
           return warn(
-            `A request with ${fault} was ${r.kind === "timeout" ? "not answered" : "accepted"} (tolerated; the strict reading rejects it with -32600).`,
-            "-32600",
+            `A request with ${fault} was ${r.kind === "timeout" ? "not answered" : "accepted"} (tolerated; the strict reading rejects it with ${invalid}).`,
+            String(invalid),
             describeReply(r),
           );
         }
-        return fail(`A request with ${fault} was not rejected as invalid.`, "-32600", describeReply(r));
+        return fail(`A request with ${fault} was not rejected as invalid.`, String(invalid), describeReply(r));
       },
       { liveness: true },
     ),
