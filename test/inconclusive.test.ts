@@ -19,7 +19,7 @@ describe("a bridge that an earlier check broke", () => {
           "--endpoint",
           `127.0.0.1:${port}`,
           "--rules",
-          "command.*",
+          "command.*,error.queue-full,integration.*,validation.*",
           "--profile",
           "quick",
           "--seed",
@@ -41,6 +41,18 @@ describe("a bridge that an earlier check broke", () => {
         expect(verdict(id), id).toBe("error");
       }
       expect(report.stopped).toMatchObject({ duty: "completions", after: "command.x/typed" });
+      // Nothing after the root cause is blamed or written off: a check that relies on completions
+      // is inconclusive, whatever group it belongs to.
+      const checks = report.rules.flatMap((x) => x.checks);
+      expect(new Set(checks.filter((c) => c.verdict === "fail").map((c) => c.id))).toEqual(
+        new Set(["command.x/typed"]),
+      );
+      for (const id of ["integration.bounded-state/history-exact", "validation.protocol-smoke/stateful"]) {
+        expect(
+          checks.find((c) => c.id === id),
+          id,
+        ).toMatchObject({ verdict: "error" });
+      }
       const later = report.rules.find((x) => x.id.endsWith(".command.y"))!.checks[0]!;
       expect(later.message).toMatch(/^inconclusive: the bridge stopped completing commands after command.x\/typed/);
       expect(r.out).toMatch(/stopped completing commands after command.x\/typed/);

@@ -9,6 +9,7 @@ const ROUNDS = 4;
 export const queueFull: Check = {
   id: "error.queue-full/flood",
   rules: ["error.queue-full", "integration.bounded-state"],
+  needs: ["completions"],
   description:
     "Waits for an empty queue, then floods act on one connection (bounded in count and time), reading events " +
     "between acts, until the queue-full error; then, three times, waits for one completion and acts until it comes again, so acts " +

@@ -192,6 +192,7 @@ async function readHistory(ctx: CheckContext, conn: Connection, maxEvents: numbe
 export const historyExact: Check = {
   id: "integration.bounded-state/history-exact",
   rules: ["integration.bounded-state", "method.status", "method.events"],
+  needs: ["completions"],
   description:
     "Makes sure more than maxEvents events have existed (completing commands, paced by the queue, only as many " +
     "as the history lacks), then reads the whole history from the start, paging with the cursor, and status in " +

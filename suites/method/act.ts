@@ -7,6 +7,7 @@ import { act, advertisedTypes, judgeCompletion } from "../harness/lifecycle.js";
 export const actLifecycle: Check = {
   id: "method.act/accept-and-complete",
   rules: ["method.act", "integration.command-completion"],
+  needs: ["completions"],
   description:
     "Calls act with well-typed commands, their types drawn from observation.availableActions and at random, " +
     "and waits for each one's completion event.",
@@ -84,6 +85,7 @@ async function findCompletion(ctx: CheckContext, conn: Connection, commandSeq: n
 export const actAcrossConnections: Check = {
   id: "method.act/across-connections",
   rules: ["method.act", "method.events", "integration.command-completion"],
+  needs: ["completions"],
   description:
     "Acts on one connection, waits for the completion and reads latestSeq as a cursor, closes it; on a new " +
     "connection reads latestSeq, acts again and reads the events after the first connection's cursor.",

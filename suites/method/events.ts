@@ -131,6 +131,7 @@ const CHANGING =
 export const eventsCursor: Check = {
   id: "method.events/cursor-and-limit",
   rules: ["method.events"],
+  needs: ["completions"],
   description:
     "Completes up to four commands (as many as maxEvents holds), reads every retained event after them page by " +
     "page, then reads with cursors before, at and past each, and limits from far below the clamp's lower edge " +
@@ -204,6 +205,7 @@ export const eventsCursor: Check = {
 export const firstPage: Check = {
   id: "method.events/first-page",
   rules: ["method.events"],
+  needs: ["completions"],
   description:
     "Completes up to three commands, then reads after the cursor before them, and after 0, with every limit " +
     "below the number retained: each page must be the oldest retained events after its cursor.",
@@ -258,6 +260,7 @@ async function firstPages(ctx: CheckContext, c: Connection, made: number): Promi
 export const cursorEdges: Check = {
   id: "method.events/cursor-edges",
   rules: ["method.events"],
+  needs: ["completions"],
   description:
     "Completes a command or two, then reads events with afterSeq 0, negative (-1, -2^31, -(2^53-1)), left out, " +
     "at latestSeq, just past it, far past it and 2^53-1, and with no params at all.",
@@ -366,6 +369,7 @@ async function edges(ctx: CheckContext, c: Connection): Promise<Finding | "chang
 export const historyBound: Check = {
   id: "method.events/history-bound",
   rules: ["method.events", "integration.bounded-state"],
+  needs: ["completions"],
   description:
     "Completes maxEvents + 5 commands (paced by the queue and the history) and checks the events before them are " +
     "gone and the retained count, read page by page, stays within maxEvents.",
@@ -420,6 +424,7 @@ export const historyBound: Check = {
 export const limitMax: Check = {
   id: "method.events/limit-max",
   rules: ["method.events"],
+  needs: ["completions"],
   description:
     "With more events retained than the clamp's upper edge (made, where maxEvents and the time budget allow), " +
     "reads after 0 with limits just below, at and above that edge and far above it: each page holds exactly the " +
@@ -493,6 +498,7 @@ const REQUEST_MARGIN = 64;
 export const largeMessages: Check = {
   id: "method.events/large-messages",
   rules: ["method.events", "wire.line-limit"],
+  needs: ["completions"],
   description:
     "Acts with stringArg values as large as a request allows (echo, where advertised), one or two as the history " +
     "holds, then pages through their completions with the largest limit and a long request id, measuring every " +

@@ -80,6 +80,7 @@ async function observed(
 export const observeAcrossConnections: Check = {
   id: "method.observe/across-connections",
   rules: ["method.observe"],
+  needs: ["completions"],
   description:
     "Observes on one connection, acts once with each of the first few advertised actions (no arguments) and " +
     "waits for their completions, observes again and closes; then observes on a new connection.",

@@ -135,6 +135,7 @@ const QUEUED_SAMPLE = 4;
 export const statusQueued: Check = {
   id: "method.status/queued-commands",
   rules: ["method.status", "integration.bounded-state"],
+  needs: ["completions"],
   description:
     `Waits for an empty queue, acts ${QUEUED_SAMPLE} times (never more outstanding than maxQueuedCommands), ` +
     "reading status after each act and then after each completion until all completed, with events read before " +
@@ -227,6 +228,7 @@ export const statusQueued: Check = {
 export const statusSequences: Check = {
   id: "method.status/sequences",
   rules: ["method.status", "method.events"],
+  needs: ["completions"],
   description:
     "Calls observe, status and observe again, makes sure at least one event exists, then reads the whole history " +
     "from the start, paging with the cursor, and reads past its end.",
