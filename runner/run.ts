@@ -67,8 +67,10 @@ export const NOT_SELECTED = "not selected (--rules / --skip)";
 export async function run(options: RunOptions): Promise<Report> {
   const started = Date.now();
   const { contract, reporters } = options;
-  const log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
   const redact = redactor(options.token);
+  // Everything logged passes the redaction: a bridge's stderr or a reporter's error may carry the token.
+  const write = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+  const log = (line: string) => write(redact.text(line));
   const inShard = shardFilter(options.checks, options.shard);
   const runnable = options.checks.filter((c) => c.rules.some((r) => contract.has(r)));
   const chosen = runnable.filter(

@@ -4,7 +4,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cli, readReport } from "./helpers.js";
+import { cli, readReport, TEST_TOKEN } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-spawn-"));
 const bridgeCli = `${process.execPath} dist/bridges/reference/cli.js`;
@@ -18,13 +18,14 @@ const processesWith = (marker: string) =>
 describe("a spawned bridge", () => {
   it("that dies mid-run is reported once, with how it ended and its last stderr lines", async () => {
     const json = join(dir, "died.json");
-    const spawnCmd = `${bridgeCli} --mutant dies-on-malformed-utf8; echo "bridge said goodbye" >&2`;
+    // Its last words include the token: shown to the user, they must be redacted like everything else.
+    const spawnCmd = `${bridgeCli} --mutant dies-on-malformed-utf8; echo "bridge said goodbye, token $FONLINE_AI_TOKEN" >&2`;
     const r = await cli(
       ["--spawn", spawnCmd, "--profile", "quick", "--rules", "wire.utf8,method.ping", "--json", json],
-      {
-        ...process.env,
-      },
+      { ...process.env, FONLINE_AI_TOKEN: TEST_TOKEN },
     );
+    expect(r.out + r.err).not.toContain(TEST_TOKEN);
+    expect(r.err).toContain("bridge said goodbye, token «redacted»");
     expect(r.code).toBe(1);
     const report = readReport(json);
     expect(report.targetExits?.[0]).toMatchObject({ check: "wire.utf8/malformed", exit: "code 0" });
