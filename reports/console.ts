@@ -1,5 +1,5 @@
 import pc from "picocolors";
-import { cleanMessage, decidingChecks } from "./output.js";
+import { cleanMessage, decidingChecks, targetNotes } from "./output.js";
 import type { CheckReport, Report, Reporter, RuleReport, Verdict } from "./types.js";
 
 type Colors = ReturnType<typeof pc.createColors>;
@@ -96,16 +96,10 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
         line();
         printTable(report, line, c, options.verbose ?? false);
       }
-      if (report.stopped) {
-        // The root cause first: every "inconclusive" below follows from it.
+      // The root cause first: every "inconclusive" below follows from it.
+      for (const note of targetNotes(report)) {
         line();
-        line(
-          paint.error(
-            c.bold(
-              `The bridge stopped completing commands after ${report.stopped.after} (${printable(report.stopped.detail)}): later checks that need completions could not be judged.`,
-            ),
-          ),
-        );
+        line(paint.error(c.bold(printable(note))));
       }
       if (report.blocked) {
         // One root cause, said once, instead of the same message under every rule.

@@ -1,4 +1,4 @@
-import { cleanMessage, decidingChecks, writeOutput } from "./output.js";
+import { cleanMessage, decidingChecks, targetNotes, writeOutput } from "./output.js";
 import {
   type CheckReport,
   type Report,
@@ -66,7 +66,10 @@ function overview(report: Report): string {
   const bad = report.rules.filter((r) => r.verdict === "fail" || r.verdict === "error");
   if (report.blocked)
     return `<section class="overview"><h2>No check could be judged</h2><p>${esc(report.blocked)}</p></section>`;
-  if (!bad.length) return "";
+  const notes = targetNotes(report)
+    .map((n) => `<p class="target-note">${esc(n)}</p>`)
+    .join("");
+  if (!bad.length) return notes ? `<section class="overview">${notes}</section>` : "";
   const rulesOf = new Map(decidingChecks(report).map((d) => [d.check.id, d.rules]));
   const items = bad.map((r) => {
     const checks = r.checks.filter((c) => c.verdict === r.verdict);
@@ -87,7 +90,7 @@ function overview(report: Report): string {
       `<div class="why">${why}</div></li>`
     );
   });
-  return `<section class="overview"><h2>${bad.length} rule${bad.length === 1 ? "" : "s"} failed or not judged</h2><ul>${items.join("")}</ul></section>`;
+  return `<section class="overview"><h2>${bad.length} rule${bad.length === 1 ? "" : "s"} failed or not judged</h2>${notes}<ul>${items.join("")}</ul></section>`;
 }
 
 const firstLine = (text: string) => {

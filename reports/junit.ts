@@ -7,7 +7,7 @@
 // as the testcase's <system-out> ("WARN <check>: ..."), which Jenkins and GitHub reporters
 // show with the case, and as a suite <property name="warning"> per rule for tools that read
 // properties. The testcase name stays the rule ID: a prefix would break its history.
-import { cleanMessage, decidingChecks, writeOutput } from "./output.js";
+import { cleanMessage, decidingChecks, targetNotes, writeOutput } from "./output.js";
 import { type Report, type Reporter, type RuleReport, targetName } from "./types.js";
 
 const xml = (text: string) =>
@@ -97,6 +97,7 @@ export function renderJunit(report: Report): string {
       : []),
     ...warnings,
   ];
+  const notes = targetNotes(report);
   const totals = `tests="${report.rules.length}" failures="${count("fail")}" errors="${count("error")}"`;
   return [
     `<?xml version="1.0" encoding="UTF-8"?>`,
@@ -104,7 +105,11 @@ export function renderJunit(report: Report): string {
     `  <testsuite name="AiControl conformance" ${totals} skipped="${count("skip")}" time="${seconds}" timestamp="${report.startedAt}">`,
     `    <properties>${properties.join("")}</properties>`,
     ...cases,
-    ...(report.blocked ? [`    <system-err>${xml(`No check could be judged: ${report.blocked}`)}</system-err>`] : []),
+    ...(report.blocked || notes.length
+      ? [
+          `    <system-err>${xml([...(report.blocked ? [`No check could be judged: ${report.blocked}`] : []), ...notes].join("\n"))}</system-err>`,
+        ]
+      : []),
     `  </testsuite>`,
     `</testsuites>`,
     "",

@@ -1,5 +1,5 @@
 import { appendFileSync } from "node:fs";
-import { cleanMessage, decidingChecks, writeOutput } from "./output.js";
+import { cleanMessage, decidingChecks, targetNotes, writeOutput } from "./output.js";
 import { type Report, type Reporter, targetName } from "./types.js";
 
 const ICON = { pass: "✅", fail: "❌", warn: "⚠️", skip: "⏭️", error: "🛑" } as const;
@@ -26,6 +26,7 @@ export function renderMarkdown(report: Report): string {
     "",
   ];
   if (report.blocked) lines.push(`**No check could be judged:** ${cell(report.blocked, 400)}`, "");
+  for (const note of targetNotes(report)) lines.push(`**${cell(note, 600)}**`, "");
   // One row per check: a check covering several rules is one finding, with its rules listed.
   const deciding = report.blocked ? [] : decidingChecks(report);
   // A rule no check could judge (no check for it in this version of the tool) has no row above.

@@ -36,6 +36,24 @@ export function makeDirectory(dir: string): void {
   }
 }
 
+/**
+ * What went wrong with the target itself, to read before any single finding: a duty it
+ * stopped serving (the cause of every "inconclusive" after it) and each death of a spawned bridge.
+ */
+export function targetNotes(report: Report): string[] {
+  const notes: string[] = [];
+  if (report.stopped)
+    notes.push(
+      `The bridge stopped completing commands after ${report.stopped.after} (${report.stopped.detail}): later checks that need completions could not be judged.`,
+    );
+  for (const death of report.targetExits ?? []) {
+    const during = death.check ? ` during ${death.check}` : "";
+    const stderr = death.stderr ? `; its last stderr lines: ${death.stderr}` : "";
+    notes.push(`The spawned bridge exited (${death.exit})${during}${stderr}`);
+  }
+  return notes;
+}
+
 /** Verdicts a reader has to act on (a failure, no verdict, a SHOULD not met), worst first. */
 export const NOTABLE: readonly Verdict[] = ["fail", "error", "warn"];
 

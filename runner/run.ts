@@ -139,13 +139,9 @@ export async function run(options: RunOptions): Promise<Report> {
         };
       }
       if (finding.verdict === "fail") failures++;
+      // Reporters tell of it once, with the root causes, at the end.
       const exit = options.target?.takeExit?.();
-      if (exit) {
-        exits.push({ check: check.id, ...exit });
-        log(
-          `the spawned bridge exited (${exit.exit}) during ${check.id}${exit.stderr ? `; its last stderr lines:\n${exit.stderr}` : ""}`,
-        );
-      }
+      if (exit) exits.push({ check: check.id, ...exit });
       const report = redact.deep(toCheckReport(check, finding, Date.now() - t0, options));
       results.set(check.id, { check, finding, report });
       await fanOut(reporters, "onCheckEnd", log, info, report);

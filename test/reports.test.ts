@@ -733,3 +733,23 @@ describe("GitHub Actions annotations", () => {
     expect(blocked).toBe("::error title=AiControl conformance::No check could be judged: no token%0Aset\n");
   });
 });
+
+describe("what happened to the target", () => {
+  const report = fixture({
+    stopped: { duty: "completions", after: "command.x/typed", detail: "the accepted command 7 did not complete" },
+    targetExits: [{ check: "wire.utf8/malformed", exit: "signal SIGSEGV", stderr: "Segmentation fault <core>" }],
+  });
+
+  it("is told by every human-readable reporter, ahead of the findings", () => {
+    const md = renderMarkdown(report);
+    const html = renderHtml(report);
+    const junit = junitCases(renderJunit(report)).suite["system-err"] as string;
+    for (const text of [md, html, junit]) {
+      expect(text).toMatch(/spawned bridge exited \(signal SIGSEGV\) during wire\.utf8\/malformed/);
+      expect(text).toMatch(/stopped completing commands after command\.x\/typed/);
+    }
+    expect(md.indexOf("SIGSEGV")).toBeLessThan(md.indexOf("`wire.utf8/malformed`"));
+    expect(html).toContain("Segmentation fault &lt;core&gt;");
+    expect(junitProblems(renderJunit(report))).toEqual([]);
+  });
+});
