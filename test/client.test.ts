@@ -132,6 +132,13 @@ describe("client mode against the reference client", () => {
   });
 });
 
+it("every client check is proven able to fail by a mutant client", () => {
+  const proven = new Set(clientMutants.map((m) => m.check));
+  expect(clientChecks.map((c) => c.id).filter((id) => !proven.has(id))).toEqual([]);
+  for (const m of clientMutants) expect(clientChecks.find((c) => c.id === m.check)?.rules).toContain(m.breaks);
+  expect(new Set(clientMutants.map((m) => m.name)).size).toBe(clientMutants.length);
+});
+
 describe.each(clientMutants.map((m) => [m.name, m] as const))("client mutant %s", (_name, mutant) => {
   it(`${mutant.verdict}s ${mutant.check} on ${mutant.breaks} (${mutant.description})`, async () => {
     const report = await runClient(`${CLIENT} --mutant ${mutant.name} ping`, [mutant.check]);

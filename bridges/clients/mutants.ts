@@ -38,6 +38,29 @@ export const clientMutants: ClientMutant[] = [
     },
   ),
   mutant(
+    "unwraps-batch",
+    "validation.malformed-peer/non-object",
+    "validation.malformed-peer",
+    "reads a JSON array as a batch and takes its first element as the response to its single request",
+    class extends ReferenceClient {
+      protected override judge(reply: unknown, id: unknown) {
+        return super.judge(Array.isArray(reply) ? reply[0] : reply, id);
+      }
+    },
+  ),
+  mutant(
+    "ignores-jsonrpc",
+    "validation.malformed-peer/jsonrpc",
+    "validation.malformed-peer",
+    "never looks at the jsonrpc member: a reply without it, or of another version, passes",
+    class extends ReferenceClient {
+      protected override judge(reply: unknown, id: unknown) {
+        const isObject = typeof reply === "object" && reply !== null && !Array.isArray(reply);
+        return super.judge(isObject ? { ...reply, jsonrpc: this.facts.jsonrpc } : reply, id);
+      }
+    },
+  ),
+  mutant(
     "loose-id",
     "validation.malformed-peer/id",
     "validation.malformed-peer",
@@ -174,6 +197,18 @@ export const clientMutants: ClientMutant[] = [
     class extends ReferenceClient {
       protected override atEnd(partial: Buffer) {
         return partial.length ? this.interpret(partial, 1) : super.atEnd(partial);
+      }
+    },
+  ),
+  mutant(
+    "one-segment-reply",
+    "wire.tcp-stream/segmented-reply",
+    "wire.tcp-stream",
+    "expects the whole reply in its first read and refuses one whose first TCP segment holds no LF " +
+      "(so a line of the limit, which never fits one read, is refused too)",
+    class extends ReferenceClient {
+      protected override unfinished() {
+        return { kind: "rejected" as const, reason: "the reply is incomplete: its first segment holds no LF" };
       }
     },
   ),

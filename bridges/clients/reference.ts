@@ -140,6 +140,17 @@ export class ReferenceClient {
     );
   }
 
+  /**
+   * A reply line whose LF has not come yet, in the segments read so far (`size` bytes): read on
+   * (undefined), or the outcome now. A reply may arrive in any number of segments.
+   */
+  protected unfinished(segments: readonly Buffer[], size: number): Outcome | undefined {
+    // Never buffer past the limit: a peer that never sends LF is rejected as soon as it is over.
+    if (size > this.facts.maxLineBytes && this.tooLong(Buffer.concat(segments)))
+      return rejected(`the reply line is over ${this.facts.maxLineBytes} bytes`);
+    return undefined;
+  }
+
   /** How long the client waits: one deadline for the whole request, started before connecting. */
   protected armDeadline(ms: number, expire: () => void): { onData(): void; clear(): void } {
     const timer = setTimeout(expire, Math.min(ms, MAX_TIMER_MS));
@@ -195,9 +206,8 @@ export class ReferenceClient {
         if (lf === -1) {
           chunks.push(data);
           size += data.length;
-          // Never buffer past the limit: a peer that never sends LF is rejected as soon as it is over.
-          if (size > this.facts.maxLineBytes && this.tooLong(Buffer.concat(chunks)))
-            finish(rejected(`the reply line is over ${this.facts.maxLineBytes} bytes`));
+          const early = this.unfinished(chunks, size);
+          if (early) finish(early);
           return;
         }
         finish(this.interpret(Buffer.concat([...chunks, data.subarray(0, lf)]), id));
