@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +13,9 @@ import { cli, problems, readReport, verdictOf } from "./helpers.js";
 
 // The compiled reference client (the global setup builds it), started once per case.
 const CLIENT = "node dist/bridges/clients/reference.js --host {host} --port {port} --timeout {timeout}";
+// A conformant client written apart from this code base, in the standard library of Python 3.
+const PYTHON_CLIENT = "python3 bench/client.py --host {host} --port {port} --timeout {timeout} ping";
+const hasPython = spawnSync("python3", ["--version"]).status === 0;
 
 async function runClient(command: string, checks?: string[], runs = 100): Promise<Report> {
   return runClientMode({
@@ -130,6 +133,26 @@ describe("client mode against the reference client", () => {
     expect(code).toBe(2);
     expect(err).toMatch(/--exec/);
   });
+});
+
+describe("client mode against a client in plain Python", () => {
+  it.skipIf(!hasPython)(
+    "passes every rule a client is bound by",
+    async () => {
+      const report = await runClient(PYTHON_CLIENT);
+      expect(problems(report)).toEqual([]);
+      expect(report.summary.warn).toBe(0);
+      for (const rule of report.rules) {
+        if (rule.reason === BRIDGE_DUTY) continue;
+        // Rules a client is bound by but no case observes are skipped with their reason; the rest pass.
+        expect(rule.verdict, rule.id).toBe(rule.checks.length ? "pass" : "skip");
+        for (const check of rule.checks) expect(check.verdict, check.id).toBe("pass");
+      }
+      const ran = report.rules.flatMap((r) => r.checks.map((c) => c.id));
+      expect(new Set(ran)).toEqual(new Set(clientChecks.map((c) => c.id)));
+    },
+    120_000,
+  );
 });
 
 it("every client check is proven able to fail by a mutant client", () => {
