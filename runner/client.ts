@@ -38,15 +38,22 @@ export interface ClientRunOptions {
 }
 
 /**
- * Every case starts the client afresh, which costs far more than a request to a running bridge:
- * a property tries a twentieth of the profile's cases (standard: 5), after its fixed examples.
- */
-/**
  * Clients running at once. A client spends much of a case starting up and waiting on the wire, so
  * on two cores six at a time keep both busy without starving the cases that time the client.
  */
 export const CONCURRENCY = 6;
 
+/** The target's label when the client command could not be started (as for an unreachable bridge). */
+export const UNSTARTED = "unreachable";
+
+/** Whether a client run found a command that could not be started at all (the CLI's exit 3). */
+export const clientUnstarted = (report: Report): boolean =>
+  report.target.kind === "client" && report.target.label === UNSTARTED;
+
+/**
+ * Every case starts the client afresh, which costs far more than a request to a running bridge:
+ * a property tries a twentieth of the profile's cases (standard: 5), after its fixed examples.
+ */
 export const casesPerProperty = (runs: number) => Math.max(1, Math.round(runs / 20));
 
 export async function runClientMode(options: ClientRunOptions): Promise<Report> {
@@ -66,7 +73,10 @@ export async function runClientMode(options: ClientRunOptions): Promise<Report> 
   });
 
   // One root cause, said once: a client that never connects makes every case unjudgeable.
-  const blocked = chosen.length ? await preflight(context(options, slots)) : undefined;
+  const preflighted = chosen.length ? await preflight(context(options, slots)) : undefined;
+  const blocked = preflighted?.problem;
+  // A command that never ran is a target that could not be started, not a client that failed.
+  if (preflighted?.unstartable) log(`aicontrol-conformance: ${preflighted.problem}`);
   // Independent cases run side by side (each on its own listener); reports follow catalogue order.
   const pending = chosen.map((check) =>
     blocked
@@ -92,7 +102,12 @@ export async function runClientMode(options: ClientRunOptions): Promise<Report> 
     schemaVersion: 1,
     tool: TOOL,
     contract: { version: contract.version, sha256: contract.sha256, rules: contract.rules.length },
-    target: { kind: "client", command: options.command, spawned: true, label: "client" },
+    target: {
+      kind: "client",
+      command: options.command,
+      spawned: true,
+      label: preflighted?.unstartable ? UNSTARTED : "client",
+    },
     seed: options.seed,
     startedAt: new Date(started).toISOString(),
     durationMs: Date.now() - started,

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { clientMutants } from "../bridges/clients/mutants.js";
 import { contract } from "../protocol/contract.js";
 import type { Report } from "../reports/types.js";
-import { runClientMode } from "../runner/client.js";
+import { clientUnstarted, runClientMode } from "../runner/client.js";
 import { NEEDS_OUTCOME } from "../suites/client/context.js";
 import { BRIDGE_DUTY, clientChecks } from "../suites/client/index.js";
 import { cli, problems, readReport, verdictOf } from "./helpers.js";
@@ -103,6 +103,32 @@ describe("client mode against the reference client", () => {
     expect(report.blocked).toMatch(/never connected.*exited 7/);
     const verdicts = new Set(report.rules.flatMap((r) => r.checks.map((c) => c.verdict)));
     expect(verdicts).toEqual(new Set(["error"]));
+    // It started: not connecting is the client's failure, not an unreachable target.
+    expect(report.target.label).toBe("client");
+    expect(clientUnstarted(report)).toBe(false);
+    expect((await cli(["client", "--exec", "exit 7"])).code).toBe(1);
+  }, 30_000);
+
+  it("exits 3 for a client command that cannot be started, naming it once, and still writes the report", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "client-"));
+    const command = "aicontrol-no-such-client --host {host} --port {port} --timeout {timeout} ping";
+    const { code, err } = await cli(["client", "--exec", command, "--json", join(dir, "r.json")]);
+    const report = readReport(join(dir, "r.json"));
+    expect(report.blocked).toMatch(/could not be started: the shell exited 127 \(command not found\)/);
+    expect(report.blocked).toContain(JSON.stringify(command));
+    expect(clientUnstarted(report)).toBe(true);
+    expect(report.target).toMatchObject({ kind: "client", command, label: "unreachable" });
+    expect(err.split("\n").filter((l) => l.includes(command))).toEqual([`aicontrol-conformance: ${report.blocked}`]);
+    expect(report.rules).toHaveLength(contract.rules.length);
+    for (const rule of report.rules) {
+      if (!rule.checks.length) {
+        expect(rule.verdict, rule.id).toBe("skip");
+        continue;
+      }
+      expect(rule.verdict, rule.id).toBe("error");
+      for (const check of rule.checks) expect(check.message, check.id).toBe(report.blocked);
+    }
+    expect(code).toBe(3);
   }, 30_000);
 
   it("starts no client after an interruption, and skips what did not finish", async () => {

@@ -80,6 +80,8 @@ export interface CaseRun {
   reported?: "result" | "remote-error" | "rejected";
   outcome: Outcome;
   stderr: string;
+  /** Why the command could not be spawned at all (no shell to run it). */
+  spawnError?: string;
   /** What was served, for counterexamples. */
   served?: Buffer;
   transcript: TranscriptEntry[];
@@ -267,8 +269,12 @@ export class ClientContext {
     child.stderr!.on("data", (d: Buffer) => {
       if (stderr.length < KEEP) stderr += d.toString("utf8");
     });
+    let spawnError: string | undefined;
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-      child.once("error", () => resolve({ code: null, signal: null }));
+      child.once("error", (err) => {
+        spawnError = err.message;
+        resolve({ code: null, signal: null });
+      });
       child.once("exit", (code, signal) => resolve({ code, signal }));
     });
     // Listened for from the start: the pipes may close in the same turn as the exit.
@@ -325,6 +331,7 @@ export class ClientContext {
       reported,
       outcome,
       stderr: stderr.trim(),
+      ...(spawnError ? { spawnError } : {}),
       served,
       transcript,
     };
