@@ -1,12 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { memberJsonText } from "../bridges/reference/idText.js";
 import { DEEP_ID, type DeepNesting, deepNesting, deepNestingText } from "../generators/deepNesting.js";
 import { FILLER, LIMIT_ID, limitLine, limitLineBytes } from "../generators/limitLine.js";
 import { exactDecimal, lostInDouble, preciseNumber } from "../generators/preciseNumber.js";
 import { validJsonEdge } from "../generators/validJsonEdge.js";
 import { contract } from "../protocol/contract.js";
 import { Fault } from "../suites/harness/check.js";
-import { judgeResponse, memberText } from "../suites/harness/judge.js";
+import { judgeResponse, memberText, sameJsonValue } from "../suites/harness/judge.js";
 
 // Each generator documents what it promises (in its doc comments and constraints object); these tests hold it to that.
 
@@ -295,6 +296,53 @@ describe("memberText", () => {
       }),
       RUNS,
     );
+  });
+});
+
+describe("the reference bridge's memberJsonText", () => {
+  it("reads a member's text as the judge's memberText does", () => {
+    for (const text of [
+      '{"jsonrpc":"2.0","id":12345678901234567890,"method":"ping","params":{}}',
+      '{ "a" : [1,{"id":2}] , "id" : 1e400 }',
+      '{"x":"}\\"id\\":3","id":"a\\"b"}',
+      '{"id":1,"id":2}',
+      '{"\\u0069d":[-0.0]}',
+      '{"result":{}}',
+      "[1]",
+    ])
+      expect(memberJsonText(text, "id")).toBe(memberText(text, "id"));
+    fc.assert(
+      fc.property(fc.json(), fc.json(), (value, other) => {
+        const text = `{"before":${other},"id":${value},"after":${other}}`;
+        expect(memberJsonText(text, "id")).toBe(value);
+      }),
+      RUNS,
+    );
+  });
+});
+
+describe("sameJsonValue", () => {
+  it("compares numbers by exact value, whatever their spelling, and keeps JSON types apart", () => {
+    const same = [
+      ["1", "1.0"],
+      ["100", "1e2"],
+      ["0", "-0"],
+      ["12345678901234567890", "1.234567890123456789e19"],
+      ["[12345678901234567890]", "[ 12345678901234567890 ]"],
+      ['{"n":1e400,"s":"x"}', '{"s":"x","n":10e399}'],
+    ];
+    for (const [a, b] of same) expect(sameJsonValue(a!, b!)).toBe(true);
+    const other = [
+      ["12345678901234567890", "12345678901234567000"],
+      ["-9007199254740993", "-9007199254740992"],
+      ["1e400", "null"],
+      ["1", '"1"'],
+      ["[1]", "1"],
+      ['{"n":1}', '{"m":1}'],
+      ['"12"', '"13"'],
+      ["1", "not json"],
+    ];
+    for (const [a, b] of other) expect(sameJsonValue(a!, b!)).toBe(false);
   });
 });
 

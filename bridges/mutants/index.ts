@@ -14,6 +14,7 @@ import { mutants as bytes } from "./bytes.js";
 import { mutants as events } from "./events.js";
 import { type Mutant, mutant } from "./mutant.js";
 import { mutants as oracles } from "./oracles.js";
+import { mutants as replies } from "./replies.js";
 import { mutants as sessions } from "./sessions.js";
 
 export type { Mutant };
@@ -535,4 +536,4 @@ const basics: Mutant[] = [
 ];
 
 /** Every mutant; each names the check that must catch it. */
-export const mutants: Mutant[] = [...basics, ...bytes, ...oracles, ...events, ...sessions];
+export const mutants: Mutant[] = [...basics, ...bytes, ...oracles, ...events, ...sessions, ...replies];

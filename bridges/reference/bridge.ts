@@ -1,6 +1,8 @@
 import { timingSafeEqual } from "node:crypto";
 import { createServer, type Server, type Socket } from "node:net";
+import { isDeepStrictEqual } from "node:util";
 import { contract } from "../../protocol/contract.js";
+import { memberJsonText } from "./idText.js";
 
 // A conformant AiControl bridge: the built-in default target, and the base every
 // mutant in bridges/mutants/ bends in exactly one place.
@@ -26,6 +28,8 @@ export interface Request {
   id: Json;
   method: string;
   params: JsonObject;
+  /** The id's JSON text as the request wrote it, where it holds a number (see idText). */
+  idText?: string;
 }
 export interface Session {
   authorized: boolean;
@@ -101,6 +105,8 @@ export class ReferenceBridge {
   protected agent = { x: 0, y: 0 };
   protected lastError = "";
   protected drainTimer?: NodeJS.Timeout;
+  /** The JSON text a response's id is written as: its request's own, where it holds a number (see idText). */
+  private readonly idTexts = new WeakMap<JsonObject, string>();
   private readonly sockets = new Set<Socket>();
   private readonly waiting: Socket[] = [];
   private active?: Socket;
@@ -219,7 +225,19 @@ export class ReferenceBridge {
 
   protected send(session: Session, response: JsonObject): void {
     if (!session.socket.writable) return;
-    session.socket.write(`${JSON.stringify(response)}\n`);
+    session.socket.write(`${this.line(response, this.idTexts.get(response))}\n`);
+  }
+
+  /**
+   * A response's line (without LF). Where `idText` is given and still denotes the response's id, the id is written
+   * as that text, so a number keeps every digit the request gave it.
+   */
+  protected line(response: JsonObject, idText?: string): string {
+    if (idText === undefined || !denotes(idText, response.id)) return JSON.stringify(response);
+    const members = Object.entries(response)
+      .filter(([, value]) => value !== undefined)
+      .map(([key, value]) => `${JSON.stringify(key)}:${key === "id" ? idText : JSON.stringify(value)}`);
+    return `{${members.join(",")}}`;
   }
 
   // ---- requests ----
@@ -236,17 +254,34 @@ export class ReferenceBridge {
     } catch {
       return this.errorResponse(null, CODES.parse, "Parse error");
     }
+    const idText = this.idText(line, parsed);
+    const answer = (response: JsonObject) => {
+      if (idText !== undefined) this.idTexts.set(response, idText);
+      return response;
+    };
     const request = this.validateEnvelope(parsed);
     if (request instanceof RpcError) {
       const id = isObject(parsed) && "id" in parsed ? (parsed.id as Json) : null;
-      return this.errorResponse(id, request.code, request.message);
+      return answer(this.errorResponse(id, request.code, request.message));
     }
+    if (idText !== undefined) request.idText = idText;
     try {
-      return this.resultResponse(request.id, this.dispatch(session, request));
+      return answer(this.resultResponse(request.id, this.dispatch(session, request)));
     } catch (err) {
-      if (err instanceof RpcError) return this.errorResponse(request.id, err.code, err.message);
+      if (err instanceof RpcError) return answer(this.errorResponse(request.id, err.code, err.message));
       throw err;
     }
+  }
+
+  /**
+   * The id's JSON text as the request wrote it, where the id holds a number: echoed as is, it is the same number
+   * however many digits it has. Strings, booleans and null read back exactly, so they need none.
+   */
+  protected idText(line: Buffer, parsed: unknown): string | undefined {
+    if (!isObject(parsed)) return undefined;
+    const { id } = parsed;
+    if (typeof id !== "number" && (typeof id !== "object" || id === null)) return undefined;
+    return memberJsonText(line.toString("utf8"), "id");
   }
 
   protected validateEnvelope(value: unknown): Request | RpcError {
@@ -273,7 +308,7 @@ export class ReferenceBridge {
       case "observe":
         return this.observe();
       case "events":
-        return this.events(params, request.id);
+        return this.events(params, request.id, request.idText);
       case "act":
         return this.act(params);
       default:
@@ -327,7 +362,7 @@ export class ReferenceBridge {
    * so it misses nothing. Completion messages are bounded (see boundedMessage), so every event
    * fits on a page of its own unless the request's id alone nearly fills a line.
    */
-  protected events(params: JsonObject, id: Json = null): Json {
+  protected events(params: JsonObject, id: Json = null, idText?: string): Json {
     const afterSeq = params.afterSeq ?? 0;
     const limit = params.limit ?? 100;
     if (!Number.isSafeInteger(afterSeq) || !Number.isSafeInteger(limit))
@@ -335,7 +370,7 @@ export class ReferenceBridge {
     const { eventsLimitMin, eventsLimitMax } = contract.limits;
     const clamped = Math.min(Math.max(limit as number, eventsLimitMin), eventsLimitMax);
     const latestSeq = this.eventSeq;
-    let bytes = Buffer.byteLength(JSON.stringify(this.resultResponse(id, { latestSeq, events: [] })));
+    let bytes = Buffer.byteLength(this.line(this.resultResponse(id, { latestSeq, events: [] }), idText));
     const page: RetainedEvent[] = [];
     for (const entry of this.history) {
       if (entry.seq <= (afterSeq as number)) continue;
@@ -424,6 +459,15 @@ export class ReferenceBridge {
 
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Whether the JSON text `text` reads as `value`. */
+function denotes(text: string, value: unknown): boolean {
+  try {
+    return isDeepStrictEqual(JSON.parse(text), value);
+  } catch {
+    return false;
+  }
 }
 
 function sameSecret(a: string, b: string): boolean {

@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
+import { exactDecimal } from "../../generators/preciseNumber.js";
 import type { Contract } from "../../protocol/contract.js";
 import { clip, type Response, violation } from "./check.js";
 
@@ -143,4 +144,26 @@ export function memberText(text: string, name: string): string | undefined {
     if (text[at] !== ",") return found;
     at++;
   }
+}
+
+/** The number tokens of a JSON text, in order (strings skipped, so digits inside them are not numbers). */
+const numbersIn = (text: string) =>
+  [...text.matchAll(/"(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*/g)].map((m) => m[0]).filter((t) => !t.startsWith('"'));
+
+/**
+ * Whether two JSON texts hold the same JSON value, numbers compared exactly as decimals: the same shape and
+ * strings, numbers as zero; then the numbers in order by exact value (so 1.0 is 1, and 12345678901234567000 is not
+ * 12345678901234567890). Numbers are paired in the order written: meant for values holding at most one number, or
+ * whose objects keep their members' order.
+ */
+export function sameJsonValue(a: string, b: string): boolean {
+  const shape = (t: string) => JSON.parse(t, (_key, value) => (typeof value === "number" ? 0 : value)) as unknown;
+  try {
+    if (!isDeepStrictEqual(shape(a), shape(b))) return false;
+  } catch {
+    return false;
+  }
+  const x = numbersIn(a).map(exactDecimal);
+  const y = numbersIn(b).map(exactDecimal);
+  return x.length === y.length && x.every((d, i) => d !== undefined && d === y[i]);
 }
