@@ -1,5 +1,13 @@
-import { ReferenceBridge } from "../reference/bridge.js";
+import { type Json, type JsonObject, ReferenceBridge } from "../reference/bridge.js";
 import { type Mutant, mutant } from "./mutant.js";
+
+/** The reference with every completion it records bent by `change`. */
+const withCompletion = (change: (event: JsonObject) => JsonObject) =>
+  class extends ReferenceBridge {
+    protected override recordEvent(event: JsonObject): void {
+      super.recordEvent(event.type === "command_completed" ? change(event) : event);
+    }
+  };
 
 /** Mutants whose replies carry the right values in the wrong JSON form: a number through a double, a type changed. */
 export const mutants: Mutant[] = [
@@ -27,5 +35,50 @@ export const mutants: Mutant[] = [
       }
     },
     "warn",
+  ),
+  mutant(
+    "command-seq-as-string",
+    "method.act/accept-and-complete",
+    "method.act",
+    'answers act with commandSeq as a numeric string ("7")',
+    class extends ReferenceBridge {
+      protected override act(params: JsonObject): Json {
+        const accepted = super.act(params) as JsonObject;
+        return { ...accepted, commandSeq: String(accepted.commandSeq) };
+      }
+    },
+  ),
+  mutant(
+    "latest-seq-as-string",
+    "method.events/cursor-edges",
+    "method.events",
+    'answers events with latestSeq as a numeric string ("12")',
+    class extends ReferenceBridge {
+      protected override events(params: JsonObject, id: Json = null, idText?: string): Json {
+        const page = super.events(params, id, idText) as JsonObject;
+        return { ...page, latestSeq: String(page.latestSeq) };
+      }
+    },
+  ),
+  mutant(
+    "success-as-string",
+    "method.act/accept-and-complete",
+    "integration.command-completion",
+    'completes commands with success as the string "true" or "false"',
+    withCompletion((event) => ({ ...event, success: String(event.success) })),
+  ),
+  mutant(
+    "message-not-string",
+    "method.act/accept-and-complete",
+    "integration.command-completion",
+    "completes commands with message null",
+    withCompletion((event) => ({ ...event, message: null })),
+  ),
+  mutant(
+    "completion-seq-as-string",
+    "method.act/accept-and-complete",
+    "integration.command-completion",
+    'completes commands with their commandSeq as a numeric string ("7")',
+    withCompletion((event) => ({ ...event, commandSeq: String(event.commandSeq) })),
   ),
 ];

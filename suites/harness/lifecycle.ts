@@ -58,9 +58,10 @@ export function judgeCompletion(
       ["integration.command-completion"],
     );
   const c = list[0]!;
-  if (typeof c.success !== "boolean" || typeof c.message !== "string") {
+  // Found by its commandSeq's numeric value, so a numeric string is caught here: it is not an integer.
+  if (!Number.isSafeInteger(c.commandSeq) || typeof c.success !== "boolean" || typeof c.message !== "string") {
     return fail(
-      `The completion of ${shown} is not {commandSeq, success: boolean, message: string}.`,
+      `The completion of ${shown} is not {commandSeq: integer, success: boolean, message: string}.`,
       `{"type":"command_completed","commandSeq":${commandSeq},"success":<boolean>,"message":<string>}`,
       JSON.stringify(c.event),
       ["integration.command-completion"],
