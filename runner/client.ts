@@ -86,7 +86,8 @@ export async function runClientMode(options: ClientRunOptions): Promise<Report> 
   const results: CheckResult[] = [];
   for (const [index, check] of chosen.entries()) {
     const info = { id: check.id, rules: check.rules, description: check.description };
-    await fanOut(reporters, "onCheckStart", log, info, index, chosen.length);
+    // A blocked run lists no check: the root cause is said once, in the report's summary.
+    if (!blocked) await fanOut(reporters, "onCheckStart", log, info, index, chosen.length);
     const { finding, durationMs } = await pending[index]!;
     let judged = finding;
     if (options.strict && judged.verdict === "warn") {
@@ -94,7 +95,7 @@ export async function runClientMode(options: ClientRunOptions): Promise<Report> 
     }
     const report = toCheckReport(check, judged, durationMs, options);
     results.push({ check: { ...check, run: async () => judged }, finding: judged, report });
-    await fanOut(reporters, "onCheckEnd", log, info, report);
+    if (!blocked) await fanOut(reporters, "onCheckEnd", log, info, report);
   }
 
   const rules = aggregate(contract, results, options.selected, (id) => skipReason(id, options, runnable));

@@ -112,13 +112,15 @@ describe("client mode against the reference client", () => {
   it("exits 3 for a client command that cannot be started, naming it once, and still writes the report", async () => {
     const dir = mkdtempSync(join(tmpdir(), "client-"));
     const command = "aicontrol-no-such-client --host {host} --port {port} --timeout {timeout} ping";
-    const { code, err } = await cli(["client", "--exec", command, "--json", join(dir, "r.json")]);
+    const { code, out, err } = await cli(["client", "--exec", command, "--json", join(dir, "r.json")]);
     const report = readReport(join(dir, "r.json"));
     expect(report.blocked).toMatch(/could not be started: the shell exited 127 \(command not found\)/);
     expect(report.blocked).toContain(JSON.stringify(command));
     expect(clientUnstarted(report)).toBe(true);
     expect(report.target).toMatchObject({ kind: "client", command, label: "unreachable" });
+    // Said once on stderr, and once in the summary, not under every check.
     expect(err.split("\n").filter((l) => l.includes(command))).toEqual([`aicontrol-conformance: ${report.blocked}`]);
+    expect(out.split("\n").filter((l) => l.includes(command))).toEqual([`No check could be judged: ${report.blocked}`]);
     expect(report.rules).toHaveLength(contract.rules.length);
     for (const rule of report.rules) {
       if (!rule.checks.length) {
