@@ -3,6 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, openSync, readFileSync, statSync, unlinkSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import picomatch from "picomatch";
 import { type Contract, ContractError, loadContract, type RuleId, contract as shipped } from "../protocol/contract.js";
 import { worst } from "../protocol/verdict.js";
 import { consoleReporter, FORMATS, githubReporter, markdownReporter } from "../reports/index.js";
@@ -433,15 +434,10 @@ function parseShard(text: string): { index: number; count: number } {
   return { index, count };
 }
 
-/** Does a --rules/--skip glob match a rule (by short or full ID)? */
+/** Does a --rules/--skip glob match a rule (by short or full ID)? Globs are picomatch's: *, ?, {a,b}, [..]. */
 export function globMatches(glob: string, rule: { id: string; fullId: string }): boolean {
-  const re = new RegExp(
-    `^${glob
-      .split("*")
-      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
-      .join(".*")}$`,
-  );
-  return re.test(rule.id) || re.test(rule.fullId);
+  const test = picomatch(glob.replace(/^!/, ""), { dot: true });
+  return test(rule.id) || test(rule.fullId);
 }
 
 function validateGlobs(globs: string[], flag: string, contract: Contract): void {
@@ -456,12 +452,17 @@ function validateGlobs(globs: string[], flag: string, contract: Contract): void 
   }
 }
 
-/** Selection predicate from --rules and --skip. */
+/**
+ * Selection predicate from --rules and --skip. A glob in --rules that starts with ! leaves
+ * rules out, as --skip does; --rules made only of those selects every other rule.
+ */
 export function ruleSelector(rules: string[], skip: string[], contract: Contract): (id: RuleId) => boolean {
+  const positive = rules.filter((g) => !g.startsWith("!"));
+  const negative = [...skip, ...rules.filter((g) => g.startsWith("!"))];
   return (id) => {
     const rule = contract.rule(id);
-    const wanted = rules.length === 0 || rules.some((g) => globMatches(g, rule));
-    return wanted && !skip.some((g) => globMatches(g, rule));
+    const wanted = positive.length === 0 || positive.some((g) => globMatches(g, rule));
+    return wanted && !negative.some((g) => globMatches(g, rule));
   };
 }
 

@@ -290,8 +290,9 @@ export function optionValue(name: string, raw: unknown, where: string): unknown 
     case "list": {
       const items = Array.isArray(raw) ? raw : [raw];
       if (!items.every((v) => typeof v === "string")) bad("a string or a list of strings");
+      // Commas separate items, except inside a glob's braces: "wire.{utf8,ndjson},error.*" is two.
       return (items as string[])
-        .flatMap((v) => v.split(","))
+        .flatMap((v) => v.split(/,(?![^{]*\})/))
         .map((s) => s.trim())
         .filter(Boolean);
     }

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
+import { mutants } from "../bridges/mutants/index.js";
 import { contract } from "../protocol/contract.js";
 import { configJsonSchema } from "../runner/options.js";
 import { cli, readReport } from "./helpers.js";
@@ -102,6 +103,27 @@ describe("report outputs", () => {
 });
 
 describe("selection habits", () => {
+  const listed = async (...args: string[]) => {
+    const r = await cli(["--list", ...args, "--json", "-"]);
+    expect(r.code, r.err).toBe(0);
+    return (JSON.parse(r.out) as { id: string }[]).map((x) => x.id.replace(`${contract.prefix}.`, ""));
+  };
+
+  it("globs take braces and negation: a comma inside braces does not split the list", async () => {
+    expect(await listed("--rules", "wire.{utf8,ndjson},error.parse")).toEqual([
+      "wire.ndjson",
+      "wire.utf8",
+      "error.parse",
+    ]);
+    const all = contract.rules.map((r) => r.id);
+    const notWire = await listed("--rules", "!wire.*");
+    expect(notWire).toEqual(all.filter((id) => !id.startsWith("wire.")));
+    expect(await listed("--rules", "method.*,!method.a*")).toEqual(
+      all.filter((id) => id.startsWith("method.") && !id.startsWith("method.a")),
+    );
+    expect((await cli(["--list", "--rules", "wire.{nope,nada}"])).code).toBe(2);
+  });
+
   it("--list honours --rules, and --list --json - prints JSON", async () => {
     const r = await cli(["--list", "--rules", "wire.*", "--json", "-"]);
     expect(r.code).toBe(0);
@@ -112,25 +134,23 @@ describe("selection habits", () => {
   });
 
   it("--bail stops at the first failing check; the rest are skipped and the report is written", async () => {
-    const json = join(dir, "bail.json");
-    // A strict run against the built-in bridge fails nothing, so make one fail: a 1 ms timeout is too short for 1 MiB.
-    const r = await cli([
-      "--bail",
-      "--profile",
-      "quick",
-      "--rules",
-      "wire.line-limit,method.*",
-      "--timeout",
-      "1ms",
-      "--json",
-      json,
-    ]);
-    const report = readReport(json);
-    const checks = report.rules.flatMap((x) => x.checks);
-    const failed = checks.filter((c) => c.verdict === "fail" || c.verdict === "error");
-    if (failed.length) {
+    // A bridge that parses NaN and comments fails error.parse/non-json, and more checks come after it.
+    const bridge = mutants.find((m) => m.name === "lenient-json")!.create({ token: "" });
+    const { port } = await bridge.listen();
+    try {
+      const json = join(dir, "bail.json");
+      const args = ["--endpoint", `127.0.0.1:${port}`, "--profile", "quick", "--seed", "1", "--json", json];
+      const r = await cli(["--bail", ...args, "--rules", "error.*,command.*"]);
       expect(r.code).toBe(1);
-      expect(checks.some((c) => /stopped after 1 failing check/.test(c.message))).toBe(true);
+      const checks = readReport(json).rules.flatMap((x) => x.checks);
+      const failed = new Set(checks.filter((c) => c.verdict === "fail").map((c) => c.id));
+      expect(failed.size).toBe(1);
+      const stopped = checks.filter((c) => /stopped after 1 failing check/.test(c.message));
+      expect(stopped.length).toBeGreaterThan(0);
+      expect(stopped.every((c) => c.verdict === "skip")).toBe(true);
+      expect(stopped.some((c) => c.id.startsWith("command."))).toBe(true);
+    } finally {
+      await bridge.close();
     }
   });
 
