@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { mutants } from "../bridges/mutants/index.js";
-import { ReferenceBridge } from "../bridges/reference/bridge.js";
+import { CODES, type Json, type JsonObject, ReferenceBridge, type Session } from "../bridges/reference/bridge.js";
 import { contract } from "../protocol/contract.js";
 import { allChecks } from "../suites/index.js";
 import { problems, runSuite, verdictOf } from "./helpers.js";
@@ -25,6 +25,43 @@ describe("the reference bridge", () => {
   it("passes every check when it serves one connection at a time", async () => {
     const report = await runSuite((token) => new ReferenceBridge({ token, singleConnection: true, ...FAST }));
     expect(problems(report)).toEqual([]);
+  });
+});
+
+/** Answers a request naming its id or method twice with -32600, echoing the id it read (the last). */
+class RefusesDuplicateNames extends ReferenceBridge {
+  protected override handleLine(session: Session, line: Buffer): JsonObject | undefined {
+    const text = line.toString("utf8");
+    if (!["id", "method"].some((k) => text.split(`"${k}":`).length > 2)) return super.handleLine(session, line);
+    const { id } = JSON.parse(text) as { id: Json };
+    return this.errorResponse(id, CODES.invalidRequest, "Invalid request: a member named twice");
+  }
+}
+
+/** Echoes a numeric id with the same value but not as written: an integral fraction dropped (1.0 as 1). */
+class RespellsIds extends ReferenceBridge {
+  protected override idText(line: Buffer, parsed: unknown): string | undefined {
+    return super.idText(line, parsed)?.replace(/^(-?\d+)\.0+$/, "$1");
+  }
+}
+
+describe("readings the contract allows", () => {
+  const verdicts = async (make: (token: string) => ReferenceBridge, check: string) => {
+    const report = await runSuite(make, { checks: allChecks.filter((c) => c.id === check), timeoutMs: 400 });
+    return report.rules.flatMap((r) => r.checks.map((c) => c.verdict));
+  };
+
+  it("a refusal of duplicate member names as an invalid request, with the id read, passes error.parse", async () => {
+    expect(await verdicts((token) => new RefusesDuplicateNames({ token }), "error.parse/valid-edges")).toEqual([
+      "pass",
+      "pass",
+    ]);
+  });
+
+  it("a numeric id echoed as the same value spelt otherwise (1.0 as 1) passes wire.response-envelope", async () => {
+    expect(await verdicts((token) => new RespellsIds({ token }), "wire.response-envelope/precise-id")).toEqual([
+      "pass",
+    ]);
   });
 });
 

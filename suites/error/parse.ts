@@ -159,7 +159,10 @@ function judgeEdge(ctx: CheckContext, edge: ValidJsonEdge, reply: Reply): Findin
       ["error.parse"],
     );
   const { response } = reply;
-  const refused = response.id === null && (code === codes["error.parse"] || code === codes["error.invalid-request"]);
+  // A refusal may carry the id the bridge read (one of the readings) or, where it read none, null.
+  const refused =
+    (code === codes["error.parse"] || code === codes["error.invalid-request"]) &&
+    (response.id === null || idOneOf(response.id, edge.ids));
   // An escaped control character is valid JSON and leaves a well-formed envelope: the method is merely unknown.
   if (refused && edge.kind === "escaped-control")
     return fail(
@@ -169,8 +172,10 @@ function judgeEdge(ctx: CheckContext, edge: ValidJsonEdge, reply: Reply): Findin
       describeReply(reply),
       [code === codes["error.parse"] ? "error.parse" : "error.method-not-found"],
     );
-  // RFC 8259 leaves unpaired surrogates (section 8.2) and duplicate names (section 4) to the receiver:
-  // refusing them is one reading.
+  // RFC 8259 leaves unpaired surrogates (section 8.2) and duplicate names (section 4) to the receiver: refusing
+  // them is one reading. Names SHOULD be unique binds the sender of the object (here this tool), not its receiver:
+  // of a receiver it says only that its behaviour is unpredictable (the last pair, the first, an error), so no
+  // reading is a deviation to warn about.
   if (refused && edge.kind !== "escaped-control") return pass("refused");
   if (!idOneOf(response.id, edge.ids))
     return fail(
@@ -209,7 +214,7 @@ export const validEdges: Check = {
   rules: ["error.parse", "error.method-not-found"],
   description:
     "Sends valid-grammar requests at RFC 8259's edges: escaped control characters (\\u0000, \\n ...) in the method name, unpaired surrogate escapes (\\ud800) in the id, method or params, and duplicate member names; then checks the bridge still serves.",
-  note: "escaped controls are valid JSON, so the method is unknown (method not found), never a parse error or a trimmed name; unpaired surrogates and duplicate names may be read either way RFC 8259 allows, or refused, but are answered",
+  note: "escaped controls are valid JSON, so the method is unknown (method not found), never a parse error or a trimmed name; unpaired surrogates and duplicate names may be read either way RFC 8259 allows, or refused (a parse error or an invalid request, with id null or an id the request holds), but are answered",
   run: (ctx) =>
     ctx.property(
       validJsonEdge(),
