@@ -94,7 +94,7 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
   const reporters = () => [
     ...(io.console === false
       ? []
-      : [consoleReporter({ write: human, verbose: values.verbose, live: io.live ?? false })]),
+      : [consoleReporter({ write: human, verbose: values.verbose, quiet: values.quiet, live: io.live ?? false })]),
     ...outputs.map((o) => FORMATS[o.format]!.create(o.file, io.out)),
     ...(io.env.GITHUB_STEP_SUMMARY ? [markdownReporter(undefined, io.env)] : []),
     ...(io.env.GITHUB_ACTIONS === "true" ? [githubReporter(human, io.env)] : []),

@@ -154,6 +154,14 @@ describe("selection habits", () => {
     }
   });
 
+  it("-q prints only the failures and the summary line", async () => {
+    const quiet = await cli(["-q", "--profile", "quick", "--rules", "method.ping"]);
+    expect(quiet.code).toBe(0);
+    expect(quiet.out.trim().split("\n")).toEqual([expect.stringMatching(/^\d+ rules: 1 pass, 0 fail/)]);
+    const loud = await cli(["--profile", "quick", "--rules", "method.ping"]);
+    expect(loud.out.trim().split("\n").length).toBeGreaterThan(3);
+  });
+
   it("--last-failed runs only the rules that failed in a report", async () => {
     const earlier = join(dir, "earlier.json");
     expect((await cli(["--profile", "quick", "--rules", "method.ping", "--json", earlier])).code).toBe(0);
