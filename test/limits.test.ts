@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { type BridgeOptions, boundedMessage, MAX_MESSAGE_BYTES, ReferenceBridge } from "../bridges/reference/bridge.js";
+import { contract } from "../protocol/contract.js";
 import { type Check, pass, resultOf } from "../suites/harness/check.js";
 import { collectCompletions, latestSeq } from "../suites/harness/events.js";
 import { act, judgeCompletion } from "../suites/harness/lifecycle.js";
+import { allChecks } from "../suites/index.js";
 import { problems, runSuite } from "./helpers.js";
 
 // The whole suite against the reference bridge at the smallest legal sizes and with a slow game loop:
@@ -24,6 +26,30 @@ describe("the reference bridge at small legal limits", () => {
       });
       expect(problems(report)).toEqual([]);
       expect(report.rules.filter((r) => r.verdict === "warn").map((r) => r.id)).toEqual([]);
+    },
+    45_000,
+  );
+});
+
+// Every run above keeps a history smaller than the events clamp's upper edge, where limit-max skips. Here the history
+// holds more, so the check makes events past the edge and must pass: at the default game loop's pace within the
+// profile's time budget, and through a one-command queue.
+const EDGE = contract.limits.eventsLimitMax;
+const LARGE: [string, BridgeOptions][] = [
+  [`history ${EDGE + 100}, the default queue and game loop`, { maxEvents: EDGE + 100 }],
+  [`history ${EDGE + 20}, queue 1`, { maxEvents: EDGE + 20, maxQueuedCommands: 1, drainIntervalMs: 2 }],
+];
+
+describe("the events clamp's upper edge on a history larger than it", () => {
+  it.each(LARGE)(
+    "the reference bridge passes method.events/limit-max with %s",
+    async (_name, options) => {
+      const report = await runSuite((token) => new ReferenceBridge({ token, ...options }), {
+        checks: allChecks.filter((c) => c.id === "method.events/limit-max"),
+      });
+      const rule = report.rules.find((r) => r.id === `${contract.prefix}.method.events`)!;
+      const check = rule.checks.find((c) => c.id === "method.events/limit-max")!;
+      expect(check.verdict, check.message).toBe("pass");
     },
     45_000,
   );
