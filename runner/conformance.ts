@@ -16,7 +16,7 @@ import { redactor, STRONG_TOKEN_LENGTH } from "../suites/harness/redact.js";
 import { allChecks } from "../suites/index.js";
 import { UNCOVERED } from "./aggregate.js";
 import { applyBaseline, type Baseline, baselineSection, loadBaseline } from "./baseline.js";
-import { runClientMode } from "./client.js";
+import { clientUnstarted, runClientMode } from "./client.js";
 import { compareReports, formatChanges } from "./compare.js";
 import { loadCorpus, saveFailures } from "./corpus.js";
 import { mergeReports, mixedReports } from "./merge.js";
@@ -49,6 +49,8 @@ export interface Deps {
   /** The built-in target's bridge; without it, a target must be given. */
   builtIn?: BridgeFactory;
   signal?: AbortSignal;
+  /** Rules whose checks run first (watch mode: the ones that failed last time). */
+  first?: ReadonlySet<RuleId>;
 }
 
 export type Values = Partial<OptionValues>;
@@ -257,6 +259,7 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
       maxFailures: values.bail ? 1 : values.maxFailures,
       durationMs: values.duration,
       signal: deps.signal,
+      first: deps.first,
       reporters: all,
       log: (line) => {
         const failed = /^reporter "([^"]+)" failed in onRunEnd/.exec(line);
@@ -312,6 +315,7 @@ async function clientMode(
     signal: deps.signal,
   });
   if (deps.signal?.aborted) return { code: EXIT.interrupted, report };
+  if (clientUnstarted(report)) return { code: EXIT.unreachable, report };
   return { code: verdictCode(report, undefined, contract, io.out, values.allowUncovered), report };
 }
 

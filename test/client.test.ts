@@ -37,9 +37,8 @@ const checkVerdict = (report: Report, rule: string, check: string) =>
   report.rules.find((r) => r.id === `${contract.prefix}.${rule}`)?.checks.find((c) => c.id === check)?.verdict;
 
 describe("client mode against the reference client", () => {
-  it("passes every case, lists every rule, and takes about 20 s at most", async () => {
+  it("passes every case and lists every rule", async () => {
     const dir = mkdtempSync(join(tmpdir(), "client-"));
-    const started = Date.now();
     const { code, out } = await cli([
       "client",
       "--exec",
@@ -51,7 +50,6 @@ describe("client mode against the reference client", () => {
       "--junit",
       join(dir, "r.xml"),
     ]);
-    const elapsed = Date.now() - started;
     const report = readReport(join(dir, "r.json"));
     expect(problems(report), out).toEqual([]);
     expect(code).toBe(0);
@@ -69,7 +67,6 @@ describe("client mode against the reference client", () => {
     expect(verdictOf(report, "validation.malformed-peer")).toBe("pass");
     expect(verdictOf(report, "security.loopback-default")).toBe("pass");
     expect(verdictOf(report, "validation.finite-timeout")).toBe("pass");
-    expect(elapsed).toBeLessThan(40_000);
   }, 120_000);
 
   it("skips the remote-error cases of a client that prints no outcome line", async () => {
