@@ -1,6 +1,7 @@
 // The command line: argv to option values (runner/options.ts), Ctrl-C handling, then one run.
 import { conformance, type Deps, type Io, type Outcome, TOOL } from "./conformance.js";
 import { parseCommandLine, UsageError, usage } from "./options.js";
+import { watchedDir, watchLoop } from "./watch.js";
 
 export type { Io };
 
@@ -44,7 +45,27 @@ export async function runCli(argv: string[], io: Io = processIo, deps: Deps = {}
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
   try {
-    return await conformance(values, positionals, io, { ...deps, signal: interrupt.signal });
+    if (!values.watch) return await conformance(values, positionals, io, { ...deps, signal: interrupt.signal });
+    if (!values.spawn) throw new UsageError("--watch restarts a bridge it starts itself: give --spawn CMD with it");
+    const dir = watchedDir(String(values.watch));
+    const reports = (values.report as string[] | undefined) ?? [];
+    const ownFiles = [values.json, values.junit, values.html, values.markdown, values.saveFailures, ...reports]
+      .filter((f): f is string => typeof f === "string" && f !== "-")
+      .map((f) => f.replace(/^[a-z]+=/, ""));
+    const code = await watchLoop(
+      (first) => conformance(values, positionals, io, { ...deps, signal: interrupt.signal, first }),
+      {
+        dir,
+        ownFiles,
+        signal: interrupt.signal,
+        say: (line) => io.err(`aicontrol-conformance: ${line}\n`),
+      },
+    );
+    return { code };
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    io.err(`aicontrol-conformance: ${err.message}\nRun with --help for usage.\n`);
+    return { code: 2 };
   } finally {
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);

@@ -55,6 +55,8 @@ export interface RunOptions {
   durationMs?: number;
   /** Stop after this many failing checks (--bail, --max-failures): the rest are skipped. */
   maxFailures?: number;
+  /** Checks of these rules run before the others. */
+  first?: ReadonlySet<RuleId>;
   /** Interrupts the run (Ctrl-C): the checks left are skipped and the report is still written. */
   signal?: AbortSignal;
   reporters: Reporter[];
@@ -76,6 +78,11 @@ export async function run(options: RunOptions): Promise<Report> {
   const chosen = runnable.filter(
     (c) => c.rules.some(options.selected) && (!options.onlyChecks || options.onlyChecks.has(c.id)) && inShard(c),
   );
+  // Rules that failed last time go first (watch mode), in their usual order.
+  if (options.first?.size) {
+    const early = (c: Check) => c.rules.some((r) => options.first!.has(r));
+    chosen.sort((a, b) => Number(early(b)) - Number(early(a)));
+  }
 
   const blocked: Blocked | undefined = options.target
     ? await preflightProblem(options)

@@ -42,6 +42,8 @@ export interface SuiteRun {
   checks?: readonly Check[];
   reporters?: Reporter[];
   strict?: boolean;
+  /** Rules whose checks run first. */
+  first?: string[];
 }
 
 /** Runs the suite in-process against a bridge the test builds (restarted when a check kills it). */
@@ -76,6 +78,7 @@ export async function runSuite(
         profile: "test",
         strict: o.strict ?? false,
         selected: ruleSelector(o.rules ?? [], [], contract),
+        ...(o.first ? { first: new Set(o.first) } : {}),
         reporters: o.reporters ?? [],
         log: () => {},
       }),

@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { contract } from "../protocol/contract.js";
-import type { Report } from "../reports/types.js";
+import type { Report, Reporter } from "../reports/types.js";
 import { allChecks } from "../suites/index.js";
-import { cli, readReport } from "./helpers.js";
+import { cli, readReport, runSuite } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-scale-"));
 const read = readReport;
@@ -79,5 +79,17 @@ describe("--duration", () => {
     expect((await cli(["--duration", "soon"])).err).toMatch(
       /--duration must be a positive time such as 500ms, 2s, 10m or 1h/,
     );
+  });
+});
+
+describe("scheduling", () => {
+  it("runs the checks of the rules that failed last time first, the rest in their usual order", async () => {
+    const order: string[] = [];
+    const recorder: Reporter = { name: "order", onCheckStart: (info) => void order.push(info.id) };
+    await runSuite(undefined, { rules: ["method.ping", "wire.utf8"], first: ["wire.utf8"], reporters: [recorder] });
+    const usual = allChecks.map((c) => c.id).filter((id) => order.includes(id));
+    const early = usual.filter((id) => allChecks.find((c) => c.id === id)!.rules.includes("wire.utf8"));
+    expect(order).toEqual([...early, ...usual.filter((id) => !early.includes(id))]);
+    expect(order[0]).not.toBe(usual[0]);
   });
 });

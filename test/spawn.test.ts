@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -69,4 +69,58 @@ describe("a spawned bridge", () => {
     });
     expect(refused).toBe(true);
   }, 120_000);
+});
+
+describe("--watch", () => {
+  it("runs, waits for a change under the folder, runs again against a fresh bridge, and stops on Ctrl-C", async () => {
+    const watched = mkdtempSync(join(tmpdir(), "aicc-watch-"));
+    const marker = "--drain-ms 9";
+    const json = join(watched, "report.json"); // its own report is written inside: that is not an edit
+    const child = spawn(
+      process.execPath,
+      [
+        "dist/bin.js",
+        "--watch",
+        watched,
+        "--spawn",
+        `${bridgeCli} ${marker}`,
+        "--rules",
+        "method.ping",
+        "--json",
+        json,
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let err = "";
+    const seen = (pattern: RegExp, times = 1) =>
+      new Promise<void>((resolve) => {
+        const look = () => {
+          if ((err.match(new RegExp(pattern, "g")) ?? []).length >= times) resolve();
+          else setTimeout(look, 20);
+        };
+        look();
+      });
+    child.stderr.on("data", (d: Buffer) => {
+      err += d.toString();
+    });
+    child.stdout.resume();
+    await seen(/watching /);
+    writeFileSync(join(watched, "bridge.py"), "# edited\n");
+    await seen(/bridge\.py changed: restarting the bridge and running again/);
+    await seen(/watching /, 2);
+    expect(readReport(json).summary.fail).toBe(0);
+    // Each run stops the bridge it started (the watching CLI's own command line holds the marker too).
+    expect(processesWith(marker).filter((line) => !line.includes("dist/bin.js"))).toEqual([]);
+    child.kill("SIGINT");
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    expect(code).toBe(0);
+    expect(err.match(/changed: restarting/g)).toHaveLength(1);
+  }, 60_000);
+
+  it("needs --spawn and a folder that exists", async () => {
+    expect((await cli(["--watch", "."])).err).toMatch(/--watch restarts a bridge it starts itself/);
+    const r = await cli(["--watch", "/no/such/folder", "--spawn", "true"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/--watch \/no\/such\/folder: no such folder/);
+  });
 });
