@@ -55,6 +55,8 @@ export interface CheckReport {
   counterexample?: string;
   seed?: number;
   path?: string;
+  /** The commands of a stateful case (fast-check's replayPath), replayed with seed and path. */
+  replayPath?: string;
   /** A command line that re-runs exactly this case. */
   replay?: string;
   transcript?: TranscriptEntry[];

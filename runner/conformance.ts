@@ -20,7 +20,7 @@ import { clientUnstarted, runClientMode } from "./client.js";
 import { compareReports, formatChanges } from "./compare.js";
 import { loadCorpus, saveFailures } from "./corpus.js";
 import { mergeReports, mixedReports } from "./merge.js";
-import { type OptionValues, PROFILES, type Profile, suggest, TIME_BUDGET, UsageError } from "./options.js";
+import { OPTIONS, type OptionValues, PROFILES, type Profile, suggest, TIME_BUDGET, UsageError } from "./options.js";
 import { type Case, run } from "./run.js";
 import {
   type BridgeFactory,
@@ -135,10 +135,10 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
     };
   }
 
-  const profile = (values.profile ?? "standard") as Profile;
+  const profile = (values.profile ?? OPTIONS.profile.default) as Profile;
   const runs = values.runs ?? PROFILES[profile];
   const seed = values.seed ?? Math.floor(Math.random() * 2 ** 31);
-  const timeoutMs = values.timeout ?? 2000;
+  const timeoutMs = values.timeout ?? OPTIONS.timeout.default;
   const tokenEnv = values.tokenEnv ?? contract.defaults.tokenEnv;
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv)) {
     throw new UsageError("--token-env takes the name of an environment variable, not a value like that");
@@ -155,14 +155,21 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
   if (!endpoint && !values.spawn && !deps.builtIn)
     throw new UsageError("give a target: --endpoint HOST:PORT or --spawn CMD");
   const shard = values.shard ? parseShard(values.shard) : undefined;
+  if (values.replayPath && !values.path) throw new UsageError("--replay-path goes with --path (and one --check)");
   if (values.path && values.check?.length !== 1)
     throw new UsageError("--path replays one case: give exactly one --check ID with it");
 
   let cases = new Map<string, Case>();
   let onlyChecks = values.check?.length ? new Set(values.check) : undefined;
-  if (values.replay) ({ cases, onlyChecks } = replayCases(readReportFile(values.replay, "--replay"), values.check));
-  else if (values.path) cases.set(values.check![0]!, { seed, path: values.path });
-  else if (values.saveFailures) {
+  const replayed = values.replay ? readReportFile(values.replay, "--replay") : undefined;
+  if (replayed) ({ cases, onlyChecks } = replayCases(replayed, values.check));
+  else if (values.path) {
+    cases.set(values.check![0]!, {
+      seed,
+      path: values.path,
+      ...(values.replayPath ? { replayPath: values.replayPath } : {}),
+    });
+  } else if (values.saveFailures) {
     cases = new Map(
       loadCorpus(values.saveFailures)
         .filter((c) => c.seed !== undefined)
@@ -230,7 +237,7 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
       };
   const replaying = Boolean(values.replay || values.path);
   const all = reporters();
-  if (replaying) all.push(replayVerdicts(human, onlyChecks));
+  if (replaying) all.push(replayVerdicts(human, onlyChecks, replayed));
   const failedReporters: string[] = [];
   let report: Report;
   try {
@@ -306,7 +313,7 @@ async function clientMode(
     command: values.exec,
     clientTimeoutMs: values.clientTimeout ?? 1000,
     seed: values.seed ?? Math.floor(Math.random() * 2 ** 31),
-    runs: values.runs ?? PROFILES[(values.profile ?? "standard") as Profile],
+    runs: values.runs ?? PROFILES[(values.profile ?? OPTIONS.profile.default) as Profile],
     strict: values.strict ?? false,
     selected: ruleSelector(values.rules ?? [], values.skip ?? [], contract),
     env: io.env,
@@ -485,9 +492,10 @@ function replayCommand(
   if (values.allowRemote) parts.push("--allow-remote");
   if (values.contract) parts.push(`--contract ${shellQuote(values.contract)}`);
   if (tokenEnv !== shipped.defaults.tokenEnv) parts.push(`--token-env ${tokenEnv}`);
-  if (timeoutMs !== 2000) parts.push(`--timeout ${timeoutMs}ms`);
+  if (timeoutMs !== OPTIONS.timeout.default) parts.push(`--timeout ${timeoutMs}ms`);
   parts.push(`--check ${check.id}`);
   if (finding.path !== undefined) parts.push(`--seed ${finding.seed} --path ${finding.path}`);
+  if (finding.replayPath !== undefined) parts.push(`--replay-path ${shellQuote(finding.replayPath)}`);
   return parts.join(" ");
 }
 
@@ -505,29 +513,52 @@ function replayCases(
       if (check.verdict !== "fail" && check.verdict !== "warn") continue;
       if (only?.length && !only.includes(check.id)) continue;
       onlyChecks.add(check.id);
-      cases.set(check.id, { seed: check.seed ?? report.seed, path: check.path });
+      cases.set(check.id, {
+        seed: check.seed ?? report.seed,
+        path: check.path,
+        ...(check.replayPath ? { replayPath: check.replayPath } : {}),
+      });
     }
   }
   if (onlyChecks.size === 0) throw new UsageError("--replay: the report holds no failing case to replay");
   return { cases, onlyChecks };
 }
 
-/** After a replay: FIXED or STILL FAILING per replayed check (by its worst entry across rules). */
-function replayVerdicts(out: (t: string) => void, only: Set<string> | undefined): Reporter {
+/** What a replayed check's verdict now says about the case it replayed. */
+const REPLAY_LABEL: Record<string, string> = {
+  fail: "STILL FAILING",
+  warn: "STILL WARNS",
+  error: "COULD NOT REPLAY",
+  skip: "NOT JUDGED",
+  pass: "FIXED",
+};
+
+/**
+ * After a replay: per replayed check (by its worst entry across rules) whether the case is
+ * fixed, and the reply it got before (from the replayed report) beside the one it gets now.
+ */
+function replayVerdicts(out: (t: string) => void, only: Set<string> | undefined, before?: Report): Reporter {
+  const worstOf = (report: Report) => {
+    const entries = new Map<string, CheckReport>();
+    for (const check of report.rules.flatMap((r) => r.checks)) {
+      if (only && !only.has(check.id)) continue;
+      const known = entries.get(check.id);
+      if (!known || worst(known.verdict, check.verdict) !== known.verdict) entries.set(check.id, check);
+    }
+    return entries;
+  };
+  const then = before ? worstOf(before) : new Map<string, CheckReport>();
   return {
     name: "replay",
     onRunEnd(report) {
-      const worstEntry = new Map<string, CheckReport>();
-      for (const rule of report.rules) {
-        for (const check of rule.checks) {
-          if (only && !only.has(check.id)) continue;
-          const known = worstEntry.get(check.id);
-          if (!known || worst(known.verdict, check.verdict) !== known.verdict) worstEntry.set(check.id, check);
+      for (const [id, now] of worstOf(report)) {
+        const label = REPLAY_LABEL[now.verdict]!;
+        out(`${label} ${id}${now.verdict === "pass" ? "" : `: ${now.message}`}\n`);
+        const old = then.get(id);
+        if (old) {
+          out(`    before: ${old.actual ?? old.message}\n`);
+          out(`    now:    ${now.actual ?? now.message}\n`);
         }
-      }
-      for (const [id, check] of worstEntry) {
-        const still = check.verdict === "fail" || check.verdict === "error" || check.verdict === "warn";
-        out(`${still ? "STILL FAILING" : "FIXED"} ${id}${still ? `: ${check.message}` : ""}\n`);
       }
     },
   };

@@ -175,6 +175,12 @@ export const OPTIONS = {
     arg: "P",
     description: "with one --check and --seed: replay one exact case",
   },
+  "replay-path": {
+    kind: "string",
+    group: "Replay and CI",
+    arg: "R",
+    description: "with --path: the commands of a stateful case, as the report gives them",
+  },
   merge: {
     kind: "boolean",
     group: "Replay and CI",

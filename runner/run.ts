@@ -19,6 +19,8 @@ import { TOOL } from "./tool.js";
 export interface Case {
   seed: number;
   path?: string;
+  /** The commands of a stateful case (fast-check's replayPath). */
+  replayPath?: string;
 }
 
 export interface RunOptions {
@@ -332,6 +334,7 @@ async function runCheck(check: Check, o: RunOptions, exact?: Case): Promise<Find
     timeBudgetMs: o.timeBudgetMs,
     seed: exact?.seed ?? o.seed,
     path: exact?.path,
+    replayPath: exact?.replayPath,
     deadline,
   });
   let timer: NodeJS.Timeout | undefined;
@@ -367,6 +370,7 @@ function toCheckReport(check: Check, f: Finding, durationMs: number, o: RunOptio
   if (f.counterexample !== undefined) report.counterexample = f.counterexample;
   if (f.seed !== undefined) report.seed = f.seed;
   if (f.path !== undefined) report.path = f.path;
+  if (f.replayPath !== undefined) report.replayPath = f.replayPath;
   if ((f.verdict === "fail" || f.verdict === "warn") && o.replayCommand) report.replay = o.replayCommand(check, f);
   if (f.transcript && f.verdict !== "pass") report.transcript = f.transcript;
   return report;

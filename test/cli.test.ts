@@ -294,6 +294,39 @@ describe("CLI --spawn", () => {
     expect(replay.out).not.toContain("FIXED");
   });
 
+  it("replays a stateful session's failure exactly: the same commands, from the report and from the printed command", async () => {
+    const spawn = `${bridgeCli} --mutant status-revokes-auth`;
+    const json = join(dir, "stateful.json");
+    const env = { ...process.env, FONLINE_AI_TOKEN: TEST_TOKEN };
+    const r = await cli(["--spawn", spawn, "--rules", "validation.protocol-smoke", "--seed", "5", "--json", json], env);
+    expect(r.code).toBe(1);
+    const check = readReport(json)
+      .rules.flatMap((x) => x.checks)
+      .find((c) => c.id === "validation.protocol-smoke/stateful")!;
+    expect(check.verdict).toBe("fail");
+    expect(check.replayPath).toMatch(/\S/);
+    expect(check.replay).toContain(`--replay-path ${check.replayPath}`);
+    const fromReport = await cli(["--spawn", spawn, "--replay", json], env);
+    expect(fromReport.out).toContain(`STILL FAILING ${check.id}`);
+    expect(fromReport.out).toMatch(/before: .*\n\s+now: /);
+    // The printed command as a shell reads it (single quotes), without the program name.
+    const words = [...check.replay!.matchAll(/'((?:[^']|'\\'')*)'|(\S+)/g)].map((m) =>
+      m[1] !== undefined ? m[1].replace(/'\\''/g, "'") : m[2]!,
+    );
+    expect(words.slice(0, 2)).toEqual(["npx", "aicontrol-conformance"]);
+    const fromCommand = await cli(words.slice(2), env);
+    expect(fromCommand.out).toContain(`STILL FAILING ${check.id}`);
+    // The same case against a conformant bridge is fixed; a case that cannot be replayed says so.
+    const fixed = await cli(["--spawn", bridgeCli, "--replay", json], env);
+    expect(fixed.out).toContain(`FIXED ${check.id}`);
+    const wrong = await cli(
+      ["--spawn", spawn, "--check", check.id, "--seed", String(check.seed), "--path", "999:999:999"],
+      env,
+    );
+    expect(wrong.out).toContain(`COULD NOT REPLAY ${check.id}`);
+    expect(wrong.out).not.toContain("FIXED");
+  });
+
   it("exits 3 with the bridge's stderr when it dies before its ready line", async () => {
     const r = await cli([
       "--spawn",

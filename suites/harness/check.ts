@@ -16,6 +16,8 @@ export interface Finding {
   counterexample?: string;
   seed?: number;
   path?: string;
+  /** Which commands of a stateful case ran (fast-check's replayPath): with seed and path, it replays the case. */
+  replayPath?: string;
   transcript?: TranscriptEntry[];
 }
 
@@ -94,6 +96,11 @@ export interface CheckContext {
   runs: number;
   /** Time a slow check (e.g. filling the event history) may spend before it skips with the reason. */
   timeBudgetMs: number;
+  /**
+   * Replaying one stateful case: the replayPath a check passes to fc.commands, so the same
+   * commands run again (undefined otherwise).
+   */
+  replayPath?: string;
   /** Whether a token was configured (the token itself stays in the harness). */
   tokenConfigured: boolean;
   /**

@@ -34,6 +34,8 @@ export interface ContextOptions {
   seed: number;
   /** Replays exactly one case of the check's property. */
   path?: string;
+  /** With `path`, the commands of a stateful case. */
+  replayPath?: string;
   deadline: number;
 }
 
@@ -44,6 +46,7 @@ export class Harness implements CheckContext {
   readonly runs: number;
   readonly timeBudgetMs: number;
   readonly tokenConfigured: boolean;
+  readonly replayPath?: string;
   private open: Connection[] = [];
   private caseStart = Date.now();
   private caseTranscript: TranscriptEntry[] = [];
@@ -56,6 +59,7 @@ export class Harness implements CheckContext {
     this.runs = options.runs;
     this.timeBudgetMs = options.timeBudgetMs;
     this.tokenConfigured = Boolean(options.token);
+    this.replayPath = options.replayPath;
     this.redact = redactor(options.token);
   }
 
@@ -241,16 +245,25 @@ export class Harness implements CheckContext {
     // Leave the bridge as healthy as it was found for the checks after this one.
     if (failure && options.restartAfterFailure && !this.stopped) await restart?.();
     if (inconclusive) return inconclusive;
+    // A replay that ran no case did not replay anything: that is not a fix.
+    if (this.options.path !== undefined && result.numRuns === 0 && !failure)
+      return {
+        verdict: "error",
+        message: `the case could not be replayed (seed ${this.options.seed}, path ${this.options.path}): ${String(result.errorInstance ?? "no case ran")}`,
+      };
     if (result.failed && failure) {
       const note = noShrink
         ? " (not shrunk: a bridge at an endpoint cannot be restarted between attempts, so this is the first failing case)"
         : "";
+      const counterexample = fc.stringify(result.counterexample?.[0]);
+      const replayPath = /\/\*replayPath="([^"]*)"\*\//.exec(counterexample)?.[1];
       return {
         ...failure,
         message: failure.message + note,
-        counterexample: fc.stringify(result.counterexample?.[0]),
+        counterexample,
         seed: result.seed,
         path: result.counterexamplePath ?? undefined,
+        ...(replayPath ? { replayPath } : {}),
       };
     }
     if (result.failed && result.interrupted)

@@ -258,7 +258,7 @@ export const statefulSession: Check = {
       nonStandardJson({ kinds: ["truncated", "trailing-comma", "nan-infinity"] }).map((g) => new Garbage(g.text)),
     ];
     return ctx.property(
-      fc.commands(commands, { maxCommands: 20 }),
+      fc.commands(commands, { maxCommands: 20, replayPath: ctx.replayPath }),
       async (cmds) => {
         const conn = await ctx.session();
         const real: Real = { ctx, conn, accepted: new Set(), cursor0: await latestSeq(ctx, conn), step: 0 };
