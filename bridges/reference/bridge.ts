@@ -118,7 +118,7 @@ export class ReferenceBridge {
       port: 0,
       maxQueuedCommands: 64,
       maxEvents: 512,
-      drainIntervalMs: 10,
+      drainIntervalMs: 1,
       singleConnection: false,
       maxLineBytes: contract.limits.maxLineBytes,
       ...options,

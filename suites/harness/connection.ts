@@ -35,7 +35,10 @@ export interface ConnectionOptions {
 export interface WriteOptions {
   /** Offsets at which the bytes are cut into separate writes. */
   splitAt?: number[];
-  /** Pause between those writes. */
+  /**
+   * Pause between those writes. Without one, each write still waits a turn of the event loop,
+   * so it reaches the socket on its own (TCP_NODELAY is set): a segment of its own, not coalesced.
+   */
   delayMs?: number;
 }
 
@@ -127,6 +130,7 @@ export class Connection {
     let from = 0;
     for (const to of [...cuts, bytes.length]) {
       if (from > 0 && options.delayMs) await sleep(Math.min(options.delayMs, remaining(this.options.deadline)));
+      else if (from > 0) await new Promise<void>((resolve) => setImmediate(resolve));
       if (!(await this.writePiece(bytes.subarray(from, to)))) return false;
       from = to;
     }
