@@ -1,9 +1,9 @@
 // The report every reporter receives, and the Reporter interface. The JSON report is this
 // object (schemaVersion 1): scripts depend on its shape, so only ever add optional fields.
 import type { Level, Observed } from "../protocol/contract.js";
-import type { TranscriptEntry, Verdict } from "../protocol/verdict.js";
+import type { Oracle, TranscriptEntry, Verdict } from "../protocol/verdict.js";
 
-export type { TranscriptEntry, Verdict };
+export type { Oracle, TranscriptEntry, Verdict };
 
 export interface Report {
   schemaVersion: 1;
@@ -60,6 +60,8 @@ export interface CheckReport {
   /** A command line that re-runs exactly this case. */
   replay?: string;
   transcript?: TranscriptEntry[];
+  /** How the failure judged the reply to the case's last request, for a reproducer outside this tool. */
+  oracle?: Oracle;
 }
 
 /** A check as reporters see it. */

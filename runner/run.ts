@@ -370,6 +370,7 @@ function toCheckReport(check: Check, f: Finding, durationMs: number, o: RunOptio
   if (f.counterexample !== undefined) report.counterexample = f.counterexample;
   if (f.seed !== undefined) report.seed = f.seed;
   if (f.path !== undefined) report.path = f.path;
+  if (f.oracle !== undefined) report.oracle = f.oracle;
   if (f.replayPath !== undefined) report.replayPath = f.replayPath;
   if ((f.verdict === "fail" || f.verdict === "warn") && o.replayCommand) report.replay = o.replayCommand(check, f);
   if (f.transcript && f.verdict !== "pass") report.transcript = f.transcript;

@@ -22,6 +22,7 @@ import {
   resultOf,
   warn,
 } from "../harness/check.js";
+import { judgedBy, rejectedOrClosedOracle } from "../harness/expect.js";
 
 /** One line of every kind, tried before the generated ones (so a single lenient kind, the BOM included, is seen). */
 const NON_JSON_KINDS: NonStandardKind[] = [
@@ -52,6 +53,8 @@ export const nonJson: Check = {
     ctx.property(
       nonStandardJson(),
       async ({ kind, text }) => {
+        // A parse error or a close; anything else fails (a close only warns).
+        const oracle = rejectedOrClosedOracle(ctx.contract.codes["error.parse"]);
         const conn = await ctx.session();
         // A lenient parser may read the template's id 1; that is judged below as accepting non-JSON.
         let reply: Reply;
@@ -62,7 +65,10 @@ export const nonJson: Check = {
           if (err instanceof Fault && err.kind === "violation" && err.detail.rule) {
             const { rule, actual = "" } = err.detail;
             const message = `Malformed JSON (${kind}) was not rejected, and the reply broke ${rule}: ${err.message}`;
-            return fail(message, `${ctx.contract.codes["error.parse"]} (id null)`, actual, ["error.parse", rule]);
+            return judgedBy(
+              oracle,
+              fail(message, `${ctx.contract.codes["error.parse"]} (id null)`, actual, ["error.parse", rule]),
+            );
           }
           throw err;
         }
@@ -80,7 +86,10 @@ export const nonJson: Check = {
             parseError,
             describeReply(reply),
           );
-        return fail(`Malformed JSON (${kind}) was not rejected with a parse error.`, parseError, describeReply(reply));
+        return judgedBy(
+          oracle,
+          fail(`Malformed JSON (${kind}) was not rejected with a parse error.`, parseError, describeReply(reply)),
+        );
       },
       { liveness: true, examples: NON_JSON_EXAMPLES },
     ),

@@ -1,6 +1,6 @@
 import { unauthorizedCall } from "../../generators/unauthorizedCall.js";
 import { type Check, describeReply, errorCode, fail, pass, resultOf, rpc, skip, warn } from "../harness/check.js";
-import { NO_TOKEN } from "../harness/expect.js";
+import { judgedBy, NO_TOKEN } from "../harness/expect.js";
 
 export const beforeAuth: Check = {
   id: "error.unauthorized/before-auth",
@@ -46,11 +46,16 @@ export const beforeAuth: Check = {
         : call.wrongToken !== undefined
           ? "after a wrong token"
           : "before auth";
-      return fail(
-        `${call.method} ${where} was not rejected with ${unauthorized}.`,
-        String(unauthorized),
-        describeReply(reply),
-        ["error.unauthorized"],
+      // An unknown method answered as unknown only warns.
+      const allowed = known ? [unauthorized!] : [unauthorized!, codes["error.method-not-found"]!];
+      return judgedBy(
+        { kind: "error", codes: allowed },
+        fail(
+          `${call.method} ${where} was not rejected with ${unauthorized}.`,
+          String(unauthorized),
+          describeReply(reply),
+          ["error.unauthorized"],
+        ),
       );
     });
   },

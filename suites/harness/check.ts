@@ -1,6 +1,6 @@
 import type fc from "fast-check";
 import { type Contract, type RuleId, contract as shipped } from "../../protocol/contract.js";
-import type { TranscriptEntry, Verdict } from "../../protocol/verdict.js";
+import type { Oracle, TranscriptEntry, Verdict } from "../../protocol/verdict.js";
 import type { Connection, ReadResult } from "./connection.js";
 
 export type { Verdict };
@@ -19,6 +19,11 @@ export interface Finding {
   /** Which commands of a stateful case ran (fast-check's replayPath): with seed and path, it replays the case. */
   replayPath?: string;
   transcript?: TranscriptEntry[];
+  /**
+   * How a failure judged the reply to the case's last request, for a program outside this tool
+   * (an exported reproducer); set where the judgement is one of the shared expectations.
+   */
+  oracle?: Oracle;
 }
 
 /**

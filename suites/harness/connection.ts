@@ -4,6 +4,17 @@ import type { TranscriptEntry } from "../../protocol/verdict.js";
 
 export type { TranscriptEntry };
 
+/** The notes a transcript carries about how its connection ended or was cut short (read back by a replay). */
+export const NOTE = {
+  peerFin: "peer closed its side (FIN)",
+  closed: "connection closed",
+  halfClosed: "half-closed: no more bytes from us (FIN sent)",
+  /** Followed by the error's code. */
+  socketError: "socket error ",
+  /** Followed by the limit and the length. */
+  oversized: "received a line over ",
+} as const;
+
 /** What one read off the wire produced. */
 export type ReadResult =
   | { kind: "line"; bytes: Buffer }
@@ -74,11 +85,11 @@ export class Connection {
   ) {
     this.started = options.epoch ?? Date.now();
     this.transcript = options.transcript ?? [];
-    socket.on("end", () => this.finish({ kind: "closed", partial: this.pendingBytes }, "peer closed its side (FIN)"));
+    socket.on("end", () => this.finish({ kind: "closed", partial: this.pendingBytes }, NOTE.peerFin));
     socket.on("error", (err: NodeJS.ErrnoException) =>
-      this.finish({ kind: "reset", code: err.code ?? err.message }, `socket error ${err.code ?? err.message}`),
+      this.finish({ kind: "reset", code: err.code ?? err.message }, `${NOTE.socketError}${err.code ?? err.message}`),
     );
-    socket.on("close", () => this.finish({ kind: "closed", partial: this.pendingBytes }, "connection closed"));
+    socket.on("close", () => this.finish({ kind: "closed", partial: this.pendingBytes }, NOTE.closed));
   }
 
   static async open(host: string, port: number, options: ConnectionOptions): Promise<Connection> {
@@ -124,9 +135,13 @@ export class Connection {
   /** Writes bytes, optionally cut at offsets with pauses; waits for drain while reads go on. */
   async write(data: Buffer | string, options: WriteOptions = {}): Promise<boolean> {
     const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-    this.record("send", bytes);
+    const entry = this.record("send", bytes);
     if (!options.splitAt?.length) return this.writePiece(bytes);
     const cuts = [...new Set(options.splitAt)].filter((n) => n > 0 && n < bytes.length).sort((a, b) => a - b);
+    if (entry && cuts.length) {
+      entry.cuts = cuts;
+      if (options.delayMs) entry.pauseMs = options.delayMs;
+    }
     let from = 0;
     for (const to of [...cuts, bytes.length]) {
       if (from > 0 && options.delayMs) await sleep(Math.min(options.delayMs, remaining(this.options.deadline)));
@@ -163,6 +178,7 @@ export class Connection {
 
   /** Half-closes: no more bytes from us, reads go on. */
   endWrites(): void {
+    this.note(NOTE.halfClosed);
     this.socket.end();
   }
 
@@ -266,11 +282,11 @@ export class Connection {
   }
 
   private recordOversized(length: number): void {
-    this.note(`received a line over ${this.options.maxLineBytes} bytes (${length} so far): not buffered`);
+    this.note(`${NOTE.oversized}${this.options.maxLineBytes} bytes (${length} so far): not buffered`);
   }
 
-  private record(dir: "send" | "recv", bytes: Buffer, lf = 0): void {
-    if (this.options.record === false) return;
+  private record(dir: "send" | "recv", bytes: Buffer, lf = 0): TranscriptEntry | undefined {
+    if (this.options.record === false) return undefined;
     const keep = this.options.transcriptBytes ?? 4096;
     const clean = this.options.redact ? this.options.redact(bytes) : bytes;
     const shown = clean.subarray(0, keep);
@@ -280,9 +296,38 @@ export class Connection {
     } catch {
       entry.base64 = shown.toString("base64");
     }
-    if (shown.length < clean.length) entry.truncated = true;
+    if (shown.length < clean.length) {
+      entry.truncated = true;
+      // A long request is mostly filler: kept as a run repeated, it can still be sent again byte for byte.
+      const rest = dir === "send" ? repeatedRun(clean.subarray(shown.length), keep) : undefined;
+      if (rest) entry.rest = rest;
+    }
     this.transcript.push(entry);
+    return entry;
   }
+}
+
+/** The longest run a long send's omitted bytes are looked at as repeating. */
+const MAX_RUN = 8;
+
+/**
+ * Bytes as one run of at most MAX_RUN bytes repeated, then a tail of at most `maxTail` bytes
+ * (both base64), or undefined where they are not: enough to rebuild them exactly.
+ */
+export function repeatedRun(bytes: Buffer, maxTail: number): TranscriptEntry["rest"] {
+  let best = { period: 1, covered: 0 };
+  for (let period = 1; period <= MAX_RUN && period <= bytes.length && best.covered < bytes.length; period++) {
+    let i = period;
+    while (i < bytes.length && bytes[i] === bytes[i - period]) i++;
+    const covered = i - (i % period);
+    if (covered > best.covered) best = { period, covered };
+  }
+  if (best.covered === 0 || bytes.length - best.covered > maxTail) return undefined;
+  return {
+    run: bytes.subarray(0, best.period).toString("base64"),
+    times: best.covered / best.period,
+    tail: bytes.subarray(best.covered).toString("base64"),
+  };
 }
 
 export function remaining(deadline: number | undefined): number {

@@ -1,5 +1,6 @@
 // The expectations checks share: a small vocabulary instead of hand-built comparisons.
 import type { RuleId } from "../../protocol/contract.js";
+import type { Oracle } from "../../protocol/verdict.js";
 import {
   type CheckContext,
   describeReply,
@@ -23,20 +24,38 @@ export async function expectError(
   const reply = await ctx.call(await ctx.session(), request);
   const expected = ctx.contract.codes[errorRule];
   if (errorCode(reply) === expected) return pass("rejected");
-  return fail(`${what} was not rejected with ${expected}.`, String(expected), describeReply(reply));
+  return judgedBy(
+    { kind: "error", codes: expected === undefined ? [] : [expected] },
+    fail(`${what} was not rejected with ${expected}.`, String(expected), describeReply(reply)),
+  );
 }
 
 /** A ping must come back as {ok:true}; anything else fails `rule`. */
 export function expectPong(reply: Reply, what: string, rule: RuleId): Finding {
   if (resultOf(reply)?.ok === true) return pass(`${what}: answered.`);
-  return fail(`${what}: the ping was not answered with {"ok":true}.`, `{"result":{"ok":true}}`, describeReply(reply), [
-    rule,
-  ]);
+  return judgedBy(
+    { kind: "result", equals: { ok: true } },
+    fail(`${what}: the ping was not answered with {"ok":true}.`, `{"result":{"ok":true}}`, describeReply(reply), [
+      rule,
+    ]),
+  );
 }
 
 /** The outcomes the contract allows for input that must be rejected with `code` or a close. */
 export function rejectedOrClosed(reply: Reply, code: number | undefined): boolean {
   return errorCode(reply) === code || reply.kind === "closed" || reply.kind === "reset";
+}
+
+/** What rejectedOrClosed allows, as an oracle: the error `code`, or the connection closed. */
+export const rejectedOrClosedOracle = (code: number | undefined): Oracle => ({
+  kind: "error",
+  codes: code === undefined ? [] : [code],
+  orClose: true,
+});
+
+/** A failure that `oracle` judged (other verdicts pass through): a reproducer outside this tool applies it. */
+export function judgedBy(oracle: Oracle, finding: Finding): Finding {
+  return finding.verdict === "fail" ? { ...finding, oracle } : finding;
 }
 
 /** A positive limit that status advertises (maxQueuedCommands, maxEvents), or the finding that it is missing. */
@@ -48,9 +67,12 @@ export async function statusLimit(
   const status = resultOf(await ctx.call(conn, rpc("status", {}, "status")));
   const limit = status?.[key];
   if (Number.isSafeInteger(limit) && (limit as number) > 0) return limit as number;
-  return fail(`status gives no positive ${key}.`, `${key}: integer > 0`, JSON.stringify(status ?? null), [
-    "integration.bounded-state",
-  ]);
+  return judgedBy(
+    { kind: "result", positiveIntegers: [key] },
+    fail(`status gives no positive ${key}.`, `${key}: integer > 0`, JSON.stringify(status ?? null), [
+      "integration.bounded-state",
+    ]),
+  );
 }
 
 /** Why authorization checks skip against a bridge run without a token. */

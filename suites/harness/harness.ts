@@ -16,6 +16,11 @@ import { ConnectError, Connection, type TranscriptEntry } from "./connection.js"
 import { judgeResponse } from "./judge.js";
 import { redactor } from "./redact.js";
 
+/** Ends the note that opens a connection kept beside the open ones (otherwise opening one closes the others). */
+export const ALONGSIDE = " alongside the open ones";
+/** The note before the liveness probe: what follows it asks whether the bridge still serves, not about the case. */
+export const PROBE_NOTE = "liveness probe: does the bridge still answer ping on a fresh connection?";
+
 /** How the harness reaches the bridge; the runner provides it. */
 export interface Endpoint {
   host: string;
@@ -98,7 +103,7 @@ export class Harness implements CheckContext {
         actual: err.message,
       });
     }
-    conn.note(`connection ${n} opened`);
+    conn.note(`connection ${n} opened${options.alongside ? ALONGSIDE : ""}`);
     this.open.push(conn);
     return conn;
   }
@@ -169,6 +174,7 @@ export class Harness implements CheckContext {
   async alive(): Promise<boolean> {
     this.closeAll();
     if (this.expired) return true; // out of time: no verdict, and above all no restart
+    this.caseTranscript.push({ dir: "event", t: Date.now() - this.caseStart, text: PROBE_NOTE, length: 0 });
     try {
       const conn = await this.session();
       const reply = await this.call(conn, {
@@ -213,6 +219,7 @@ export class Harness implements CheckContext {
               message: "The bridge stopped answering ping on a fresh connection after this input.",
               expected: "the bridge keeps serving after any input",
               actual: "no answer to ping on a new connection",
+              oracle: { kind: "alive" as const },
             };
           }
           return f;

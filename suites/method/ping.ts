@@ -1,4 +1,5 @@
 import { type Check, describeReply, fail, pass, resultOf, rpc } from "../harness/check.js";
+import { judgedBy } from "../harness/expect.js";
 
 export const pingOk: Check = {
   id: "method.ping/ok",
@@ -8,7 +9,10 @@ export const pingOk: Check = {
     const conn = await ctx.session();
     const reply = await ctx.call(conn, rpc("ping", {}, 1));
     if (resultOf(reply)?.ok === true) return pass('ping answered {"ok":true}.');
-    return fail('ping was not answered {"ok":true}.', `{"result":{"ok":true}}`, describeReply(reply));
+    return judgedBy(
+      { kind: "result", equals: { ok: true } },
+      fail('ping was not answered {"ok":true}.', `{"result":{"ok":true}}`, describeReply(reply)),
+    );
   },
 };
 

@@ -2,7 +2,7 @@ import { FILLER, LIMIT_ID, type LimitLine, limitLine, limitLineBytes } from "../
 import { oversizedBytes, oversizedLine, paddedRequest, TAIL_ID } from "../../generators/oversizedLine.js";
 import { contract as shipped } from "../../protocol/contract.js";
 import { type Check, describeReply, errorCode, fail, pass, type Reply } from "../harness/check.js";
-import { expectPong, rejectedOrClosed } from "../harness/expect.js";
+import { expectPong, judgedBy, rejectedOrClosed, rejectedOrClosedOracle } from "../harness/expect.js";
 
 export const exactLimit: Check = {
   id: "wire.line-limit/exact-limit",
@@ -73,24 +73,33 @@ export const endlessLine: Check = {
     const invalid = ctx.contract.codes["error.invalid-request"];
     const rejected = rejectedOrClosed(reply, invalid);
     if (!rejected && reply.kind === "timeout") {
-      return fail(
-        `8 times the limit without an LF drew neither ${invalid} nor a close:` +
-          " the bridge is buffering without bound or has stopped reading.",
-        `${invalid} (id null), or the connection closed`,
-        describeReply(reply),
+      return judgedBy(
+        rejectedOrClosedOracle(invalid),
+        fail(
+          `8 times the limit without an LF drew neither ${invalid} nor a close:` +
+            " the bridge is buffering without bound or has stopped reading.",
+          `${invalid} (id null), or the connection closed`,
+          describeReply(reply),
+        ),
       );
     }
     if (!rejected)
-      return fail(
-        `An endless line was answered with something other than ${invalid}.`,
-        `${invalid} (id null) or close`,
-        describeReply(reply),
+      return judgedBy(
+        rejectedOrClosedOracle(invalid),
+        fail(
+          `An endless line was answered with something other than ${invalid}.`,
+          `${invalid} (id null) or close`,
+          describeReply(reply),
+        ),
       );
     if (!(await ctx.alive()))
-      return fail(
-        "After an endless line the bridge stopped answering ping on a fresh connection.",
-        "the bridge keeps serving",
-        "no answer to ping",
+      return judgedBy(
+        { kind: "alive" },
+        fail(
+          "After an endless line the bridge stopped answering ping on a fresh connection.",
+          "the bridge keeps serving",
+          "no answer to ping",
+        ),
       );
     return pass("The endless line was rejected and the bridge still serves.");
   },
@@ -124,13 +133,17 @@ export const bytesNotCharacters: Check = {
         const conn = await ctx.session();
         const reply = await ctx.call(conn, bytes, { expectId: LIMIT_ID });
         if (line.excess === 0) return expectPong(reply, `${what}, exactly the limit`, "wire.line-limit");
-        if (rejectedOrClosed(reply, ctx.contract.codes["error.invalid-request"])) return pass("rejected");
+        const invalid = ctx.contract.codes["error.invalid-request"];
+        if (rejectedOrClosed(reply, invalid)) return pass("rejected");
         const rest = line.padding === "cr" ? "whitespace ending in a CR" : "spaces";
         const excess = line.padding === "chars" ? "" : ` (the JSON text ends at the limit; the rest is ${rest})`;
-        return fail(
-          `${what}, ${line.excess} over the limit${excess}, was not rejected: the limit is in bytes.`,
-          `${ctx.contract.codes["error.invalid-request"]} with id null, and/or the connection closed`,
-          describeReply(reply),
+        return judgedBy(
+          rejectedOrClosedOracle(invalid),
+          fail(
+            `${what}, ${line.excess} over the limit${excess}, was not rejected: the limit is in bytes.`,
+            `${invalid} with id null, and/or the connection closed`,
+            describeReply(reply),
+          ),
         );
       },
       { examples: LIMIT_EXAMPLES, runs: LIMIT_EXAMPLES.length + 3, liveness: true },

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { malformedUtf8 } from "../../generators/malformedUtf8.js";
 import { type Check, describeReply, fail, pass, rpc } from "../harness/check.js";
-import { expectPong, rejectedOrClosed } from "../harness/expect.js";
+import { expectPong, judgedBy, rejectedOrClosed, rejectedOrClosedOracle } from "../harness/expect.js";
 
 export const malformedInput: Check = {
   id: "wire.utf8/malformed",
@@ -14,11 +14,15 @@ export const malformedInput: Check = {
       async (line) => {
         const conn = await ctx.session();
         const reply = await ctx.call(conn, Buffer.concat([line.bytes, Buffer.from("\n")]), { anyId: true });
-        if (rejectedOrClosed(reply, ctx.contract.codes["error.parse"])) return pass("rejected");
-        return fail(
-          `Malformed UTF-8 (${line.fault}, ${line.placement}) was not rejected.`,
-          `${ctx.contract.codes["error.parse"]} with id null, or the connection closed`,
-          describeReply(reply),
+        const parse = ctx.contract.codes["error.parse"];
+        if (rejectedOrClosed(reply, parse)) return pass("rejected");
+        return judgedBy(
+          rejectedOrClosedOracle(parse),
+          fail(
+            `Malformed UTF-8 (${line.fault}, ${line.placement}) was not rejected.`,
+            `${parse} with id null, or the connection closed`,
+            describeReply(reply),
+          ),
         );
       },
       { liveness: true },
