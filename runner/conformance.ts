@@ -19,6 +19,7 @@ import { applyBaseline, type Baseline, baselineSection, loadBaseline } from "./b
 import { clientUnstarted, runClientMode } from "./client.js";
 import { compareReports, formatChanges } from "./compare.js";
 import { loadCorpus, saveFailures } from "./corpus.js";
+import { exportReproducers } from "./export.js";
 import { mergeReports, mixedReports } from "./merge.js";
 import { OPTIONS, type OptionValues, PROFILES, type Profile, suggest, TIME_BUDGET, UsageError } from "./options.js";
 import { type Case, run } from "./run.js";
@@ -281,6 +282,11 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
     const saved = saveFailures(values.saveFailures, report);
     if (saved)
       io.err(`aicontrol-conformance: saved ${saved} failing case${saved === 1 ? "" : "s"} to ${values.saveFailures}\n`);
+  }
+  if (values.export) {
+    const options = { contract, tokenEnv, tokenConfigured: Boolean(token), timeoutMs };
+    const written = exportReproducers(values.export, report, options);
+    if (written.length) io.err(`aicontrol-conformance: exported ${written.length} reproducer(s) to ${values.export}\n`);
   }
   if (previous) human(formatChanges(compareReports(previous, report), values.compare!));
   const lost = failedReporters.filter((name) => name in FORMATS);

@@ -199,6 +199,14 @@ export const OPTIONS = {
     arg: "DIR",
     description: "keep every failing case; later runs with the same DIR replay them first",
   },
+  export: {
+    kind: "string",
+    group: "Replay and CI",
+    arg: "DIR",
+    description:
+      'write DIR/<check-id>.py ("/" in the ID as "__") per failing check: standalone Python 3 that re-sends ' +
+      "the minimal case (token from --token-env's variable) and exits 0 fixed, 1 still failing, 3 changed",
+  },
   compare: {
     kind: "string",
     group: "Replay and CI",

@@ -1,0 +1,150 @@
+import { execFile, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { mutants } from "../bridges/mutants/index.js";
+import { ReferenceBridge } from "../bridges/reference/bridge.js";
+import { contract } from "../protocol/contract.js";
+import type { CheckReport, Report } from "../reports/types.js";
+import { reproducerName, reproducerScript } from "../runner/export.js";
+import { REDACTED } from "../suites/harness/redact.js";
+import { cli, readReport, TEST_TOKEN } from "./helpers.js";
+
+const hasPython = spawnSync("python3", ["--version"]).status === 0;
+const root = mkdtempSync(join(tmpdir(), "aicc-export-"));
+const env = { FONLINE_AI_TOKEN: TEST_TOKEN };
+const bridges: ReferenceBridge[] = [];
+afterEach(async () => {
+  while (bridges.length) await bridges.pop()!.close();
+});
+
+async function listening(bridge: ReferenceBridge): Promise<number> {
+  bridges.push(bridge);
+  return (await bridge.listen()).port;
+}
+
+/** Runs a reproducer (asynchronously: the bridges it talks to live in this process). */
+function reproduce(file: string, port: number, environment: NodeJS.ProcessEnv = env) {
+  return new Promise<{ code: number; out: string }>((resolve) => {
+    execFile(
+      "python3",
+      [file, "--port", String(port), "--timeout", "0.5"],
+      { env: { PATH: process.env.PATH, ...environment } },
+      (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? -1) : 0, out: stdout + stderr }),
+    );
+  });
+}
+
+/** Runs one check against a fresh instance of the mutant with --export; returns the script and the report. */
+async function exported(name: string) {
+  const mutant = mutants.find((m) => m.name === name)!;
+  const dir = join(root, name);
+  const json = join(root, `${name}.json`);
+  const port = await listening(mutant.create({ token: TEST_TOKEN }));
+  const run = await cli(
+    ["--endpoint", `127.0.0.1:${port}`, "--profile", "quick", "--timeout", "500ms", "--check", mutant.check].concat([
+      "--export",
+      dir,
+      "--json",
+      json,
+    ]),
+    env,
+  );
+  expect(run.code, run.err).toBe(1);
+  expect(run.err).toContain(`exported 1 reproducer(s) to ${dir}`);
+  const report = readReport(json);
+  const check = report.rules.flatMap((r) => r.checks).find((c) => c.id === mutant.check)!;
+  expect(check.verdict).toBe("fail");
+  expect(readdirSync(dir)).toEqual([reproducerName(mutant.check)]);
+  return { mutant, file: join(dir, reproducerName(mutant.check)), check, report };
+}
+
+describe.skipIf(!hasPython)("--export DIR writes a standalone reproducer per failing check", () => {
+  it.each([
+    // A parse-error oracle, a token to send back, and the liveness probe after the case.
+    ["lenient-json", "error.parse__non-json.py", "error"],
+    // A pong oracle on a ping cut into TCP segments of their own: the script cuts it the same.
+    ["segment-per-request", "wire.tcp-stream__split-writes.py", "result"],
+    // A request of exactly the line limit: the report keeps its head and its filler as a run.
+    ["limit-off-by-one", "wire.line-limit__exact-limit.py", "result"],
+  ])("%s: the script exits 1 against the mutant and 0 against the reference bridge", async (name, file, oracle) => {
+    const { mutant, file: path, check } = await exported(name);
+    expect(reproducerName(mutant.check)).toBe(file);
+    expect(check.oracle?.kind).toBe(oracle);
+    const text = readFileSync(path, "utf8");
+    expect(text).not.toContain(TEST_TOKEN);
+    expect(text).toContain(`TOKEN_ENV = 'FONLINE_AI_TOKEN'`);
+    expect(text).toContain(`JSONRPC = '${contract.jsonrpc}'`);
+
+    const still = await reproduce(path, await listening(mutant.create({ token: TEST_TOKEN })));
+    expect(still.code, still.out).toBe(1);
+    expect(still.out).toContain("STILL BROKEN");
+    expect(still.out).not.toContain(TEST_TOKEN);
+    const fixed = await reproduce(path, await listening(new ReferenceBridge({ token: TEST_TOKEN })));
+    expect(fixed.code, fixed.out).toBe(0);
+    expect(fixed.out).toContain("BEHAVES");
+  });
+
+  it("without an oracle, the same reply again exits 1 and a different one exits 3, both shown", async () => {
+    // The check reads "no reply, an error, or a close" itself: no shared expectation, so no oracle.
+    const { mutant, file, check } = await exported("runs-unterminated-at-fin");
+    expect(check.oracle).toBeUndefined();
+    expect(readFileSync(file, "utf8")).toContain("{'op': 'half_close'}");
+    const same = await reproduce(file, await listening(mutant.create({ token: TEST_TOKEN })));
+    expect(same.code, same.out).toBe(1);
+    expect(same.out).toContain("STILL BROKEN: the same reply as when the check failed");
+    const changed = await reproduce(file, await listening(new ReferenceBridge({ token: TEST_TOKEN })));
+    expect(changed.code, changed.out).toBe(3);
+    expect(changed.out).toMatch(/now: +connection closed|now: +no response/);
+    expect(changed.out).toMatch(/recorded: +\{"jsonrpc":"2.0","id":"unterminated","result":\{"ok":true\}\}/);
+    expect(changed.out).toContain("CHANGED");
+  });
+
+  it("reads the token from the run's variable only: missing or refused, the script exits 2", async () => {
+    const { file } = await exported("unknown-method-invalid-request");
+    const port = await listening(new ReferenceBridge({ token: TEST_TOKEN }));
+    const missing = await reproduce(file, port, {});
+    expect(missing.code, missing.out).toBe(2);
+    expect(missing.out).toContain("set FONLINE_AI_TOKEN");
+    const wrong = await reproduce(file, port, { FONLINE_AI_TOKEN: `${TEST_TOKEN}-not` });
+    expect(wrong.code, wrong.out).toBe(2);
+    expect(wrong.out).toContain("did not authorize the token in FONLINE_AI_TOKEN");
+    expect(wrong.out).not.toContain(TEST_TOKEN);
+    expect((await reproduce(file, port)).code).toBe(0);
+  });
+
+  it("writes nothing where no check fails", async () => {
+    const dir = join(root, "none");
+    const port = await listening(new ReferenceBridge({ token: TEST_TOKEN }));
+    const run = await cli(
+      ["--endpoint", `127.0.0.1:${port}`, "--profile", "quick", "--check", "error.parse/non-json", "--export", dir],
+      env,
+    );
+    expect(run.code, run.err).toBe(0);
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it("a case the report keeps only in part is exported with the reason, and the script exits 2", async () => {
+    const send = (text: string) => ({ dir: "send" as const, t: 0, text, length: Buffer.byteLength(text) });
+    const check: CheckReport = {
+      id: "method.events/poll",
+      verdict: "fail",
+      message: "polled too long",
+      transcript: [
+        { dir: "event", t: 0, text: "connection 1 opened", length: 0 },
+        send(`{"jsonrpc":"2.0","id":"auth","method":"auth","params":{"token":"${REDACTED}"}}\n`),
+        { dir: "event", t: 1, text: "… 120 entries left out …", length: 0 },
+        send(`{"jsonrpc":"2.0","id":9,"method":"events","params":{}}\n`),
+      ],
+    };
+    const report = { target: { kind: "bridge", endpoint: "127.0.0.1:43011", spawned: false } } as Report;
+    const options = { contract, tokenEnv: "FONLINE_AI_TOKEN", tokenConfigured: true, timeoutMs: 500 };
+    const file = join(root, reproducerName(check.id));
+    writeFileSync(file, reproducerScript(check, ["ai-control-protocol.method.events"], report, options));
+    expect(readFileSync(file, "utf8")).toMatch(/# NOT REPRODUCIBLE from the report: the report keeps only the start/);
+    const r = await reproduce(file, 1);
+    expect(r.code, r.out).toBe(2);
+    expect(r.out).toContain("CANNOT REPRODUCE");
+  });
+});
