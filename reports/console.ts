@@ -1,5 +1,5 @@
 import pc from "picocolors";
-import { cleanMessage, decidingChecks, targetNotes } from "./output.js";
+import { cleanMessage, decidingChecks, reproducibility, targetNotes } from "./output.js";
 import type { CheckReport, Report, Reporter, RuleReport, Verdict } from "./types.js";
 
 type Colors = ReturnType<typeof pc.createColors>;
@@ -191,6 +191,8 @@ function printCheck(
   if (check.actual !== undefined) line(`    ${label("actual")}${truncate(printable(check.actual), 400)}`);
   if (check.counterexample !== undefined)
     line(`    ${label("minimal case")}${truncate(printable(check.counterexample), 400)}`);
+  const again = reproducibility(check);
+  if (again) line(`    ${label("rechecked")}${check.reproduced?.grade === "flaky" ? c.bold(again) : again}`);
   if (check.replay !== undefined) line(`    ${label("replay")}${check.replay}`);
 }
 

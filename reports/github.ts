@@ -1,7 +1,7 @@
 // GitHub Actions annotations: a failing rule becomes an error and a warning a warning on the
 // workflow run's summary page, titled by the rule ID. GitHub reads these workflow commands
 // from the job's standard output; outside GitHub Actions the reporter writes nothing.
-import { cleanMessage } from "./output.js";
+import { cleanMessage, reproducibility } from "./output.js";
 import type { Report, Reporter, RuleReport } from "./types.js";
 
 /** A command's message: GitHub ends it at a line break, so `%`, CR and LF are percent-encoded. */
@@ -22,6 +22,7 @@ function annotation(rule: RuleReport): string {
         `${c.id}: ${cleanMessage(c.message)}`,
         c.expected !== undefined ? `expected: ${c.expected}` : "",
         c.actual !== undefined ? `actual: ${c.actual}` : "",
+        c.reproduced ? `rechecked: ${reproducibility(c)}` : "",
         c.replay !== undefined ? `replay: ${c.replay}` : "",
       ]
         .filter(Boolean)

@@ -1,4 +1,4 @@
-import { cleanMessage, decidingChecks, targetNotes, writeOutput } from "./output.js";
+import { cleanMessage, decidingChecks, reproducibility, targetNotes, writeOutput } from "./output.js";
 import {
   type CheckReport,
   type Report,
@@ -48,11 +48,13 @@ function field(label: string, value: string | undefined, copy = false): string {
 function check(c: CheckReport): string {
   return (
     `<div class="check v-${c.verdict}"><h3><span class="badge ${c.verdict}">${c.verdict.toUpperCase()}</span> <code>${esc(c.id)}</code>` +
+    `${c.reproduced?.grade === "flaky" ? ` <span class="badge warn">FLAKY</span>` : ""}` +
     `${c.durationMs !== undefined ? ` <span class="muted">${c.durationMs} ms</span>` : ""}</h3>` +
     (c.description ? `<p class="muted"><b>Sends:</b> ${esc(c.description)}</p>` : "") +
     (c.requirement ? `<p class="muted"><b>Requirement:</b> ${esc(c.requirement)}</p>` : "") +
     `<p class="message">${esc(cleanMessage(c.message))}</p>` +
-    `<dl>${field("expected", c.expected)}${field("actual", c.actual)}${field("minimal case", c.counterexample)}${field("replay", c.replay, true)}` +
+    `<dl>${field("expected", c.expected)}${field("actual", c.actual)}${field("minimal case", c.counterexample)}` +
+    `${c.reproduced ? field("rechecked", reproducibility(c)) : ""}${field("replay", c.replay, true)}` +
     `${c.seed !== undefined ? field("seed / path", `${c.seed}${c.path ? ` / ${c.path}` : ""}`) : ""}</dl>` +
     (c.transcript?.length ? transcript(c.transcript) : "") +
     `</div>`

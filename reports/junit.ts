@@ -7,7 +7,7 @@
 // as the testcase's <system-out> ("WARN <check>: ..."), which Jenkins and GitHub reporters
 // show with the case, and as a suite <property name="warning"> per rule for tools that read
 // properties. The testcase name stays the rule ID: a prefix would break its history.
-import { cleanMessage, decidingChecks, targetNotes, writeOutput } from "./output.js";
+import { cleanMessage, decidingChecks, reproducibility, targetNotes, writeOutput } from "./output.js";
 import { type Report, type Reporter, type RuleReport, targetName } from "./types.js";
 
 const xml = (text: string) =>
@@ -30,6 +30,7 @@ function details(rule: RuleReport, alsoFails: Map<string, RuleReport[]>): string
         c.expected !== undefined ? `  expected: ${c.expected}` : "",
         c.actual !== undefined ? `  actual: ${c.actual}` : "",
         c.counterexample !== undefined ? `  minimal case: ${c.counterexample}` : "",
+        c.reproduced ? `  rechecked: ${reproducibility(c)}` : "",
         c.replay !== undefined ? `  replay: ${c.replay}` : "",
       ]
         .filter(Boolean)

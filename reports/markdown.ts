@@ -1,5 +1,5 @@
 import { appendFileSync } from "node:fs";
-import { cleanMessage, decidingChecks, targetNotes, writeOutput } from "./output.js";
+import { cleanMessage, decidingChecks, reproducibility, targetNotes, writeOutput } from "./output.js";
 import { type Report, type Reporter, targetName } from "./types.js";
 
 const ICON = { pass: "✅", fail: "❌", warn: "⚠️", skip: "⏭️", error: "🛑" } as const;
@@ -35,7 +35,7 @@ export function renderMarkdown(report: Report): string {
     lines.push("| | check | rules | message | expected | actual |", "| --- | --- | --- | --- | --- | --- |");
     for (const { check: c, rules } of deciding) {
       lines.push(
-        `| ${ICON[c.verdict]} | ${code(c.id)} | ${rules.map((r) => code(r.id)).join(" ")} | ${cell(cleanMessage(c.message))} | ${cell(c.expected ?? "")} | ${cell(c.actual ?? "")} |`,
+        `| ${ICON[c.verdict]} | ${code(c.id)} | ${rules.map((r) => code(r.id)).join(" ")} | ${cell(cleanMessage(c.message) + (c.reproduced?.grade === "flaky" ? ` (${reproducibility(c)})` : ""))} | ${cell(c.expected ?? "")} | ${cell(c.actual ?? "")} |`,
       );
     }
     for (const rule of unjudged) {

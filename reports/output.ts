@@ -54,6 +54,19 @@ export function targetNotes(report: Report): string[] {
   return notes;
 }
 
+/**
+ * How reproducible a failure proved when its minimal case was sent again, for a reader:
+ * "flaky: failed again in 1 of 3 tries"; empty where it was not rechecked.
+ */
+export function reproducibility(check: CheckReport): string {
+  const r = check.reproduced;
+  if (!r) return "";
+  const tries = `${r.failed} of ${r.tries} tries`;
+  if (r.grade === "flaky") return `flaky: failed again in ${tries}`;
+  if (r.grade === "consistent") return `reproduced in ${tries}`;
+  return `not reproduced: failed again in ${tries}`;
+}
+
 /** Verdicts a reader has to act on (a failure, no verdict, a SHOULD not met), worst first. */
 export const NOTABLE: readonly Verdict[] = ["fail", "error", "warn"];
 

@@ -17,7 +17,15 @@ export interface Report {
   /** Rules per verdict. */
   summary: Record<Verdict, number>;
   /** With --baseline: known failures that did not fail the run, and entries that now pass. */
-  baseline?: { file: string; known: { id: string; reason: string }[]; stale: { id: string; reason: string }[] };
+  baseline?: {
+    file: string;
+    known: BaselineRecord[];
+    stale: BaselineRecord[];
+    /** Entries past their until date: their failures counted. */
+    expired?: BaselineRecord[];
+    /** Known-flaky checks that failed every time they were re-sent. */
+    consistent?: BaselineRecord[];
+  };
   /** Why no check could run (the target was unreachable, a token is missing): the root cause, once. */
   blocked?: string;
   /**
@@ -28,6 +36,12 @@ export interface Report {
   /** A spawned bridge that died during the run: how it ended and its last stderr lines. */
   targetExits?: { check?: string; exit: string; stderr: string }[];
   rules: RuleReport[];
+}
+
+export interface BaselineRecord {
+  id: string;
+  reason: string;
+  until?: string;
 }
 
 export interface RuleReport {
@@ -55,6 +69,8 @@ export interface CheckReport {
   counterexample?: string;
   seed?: number;
   path?: string;
+  /** How often the minimal case failed again when re-sent (--recheck). */
+  reproduced?: { tries: number; failed: number; grade: "consistent" | "flaky" | "not-reproduced" };
   /** The commands of a stateful case (fast-check's replayPath), replayed with seed and path. */
   replayPath?: string;
   /** A command line that re-runs exactly this case. */

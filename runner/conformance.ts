@@ -265,6 +265,9 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
       replayCommand: (check, finding) => replayCommand(check, finding, values, endpoint, tokenEnv, timeoutMs),
       shard,
       maxFailures: values.bail ? 1 : values.maxFailures,
+      concurrency: values.concurrency,
+      // A replay judges one case once; a fresh run grades each failure by re-sending it.
+      recheck: replaying ? 0 : (values.recheck ?? OPTIONS.recheck.default),
       durationMs: values.duration,
       signal: deps.signal,
       first: deps.first,
@@ -410,11 +413,16 @@ function verdictCode(
   const counts = (r: Report["rules"][number]) =>
     r.verdict === "fail" || (r.verdict === "error" && !(allowUncovered && r.reason === UNCOVERED));
   if (!baseline) return report.rules.some(counts) ? EXIT.fail : EXIT.pass;
-  const { known, stale, unexpected } = applyBaseline(report, baseline, contract.prefix);
+  const { known, stale, expired, consistent, unexpected } = applyBaseline(report, baseline, contract.prefix);
   out(
     `baseline ${baseline.file}: ${known.length} known failure${known.length === 1 ? "" : "s"} accepted, ${unexpected.length} new, ${stale.length} stale\n`,
   );
   for (const e of stale) out(`  STALE ${e.id}: it passes now, so remove it from the baseline (it said: ${e.reason})\n`);
+  for (const e of expired) out(`  EXPIRED ${e.id}: its entry ran until ${e.until}, so its failure counts again\n`);
+  for (const e of consistent)
+    out(
+      `  NO LONGER FLAKY ${e.id}: it failed every time it was re-sent, so it is a failure now (it said: ${e.reason})\n`,
+    );
   for (const id of unexpected) out(`  NEW   ${id}\n`);
   return unexpected.length + stale.length > 0 ? EXIT.fail : EXIT.pass;
 }

@@ -21,6 +21,8 @@ interface Spec {
   /** Durations: the unit of a plain number, and the longest allowed (in ms). */
   unit?: "ms" | "s";
   max?: number;
+  /** Integers: the smallest allowed. */
+  min?: number;
   short?: string;
   /** Only on the command line (not in a config file or the API). */
   cliOnly?: true;
@@ -139,6 +141,24 @@ export const OPTIONS = {
   },
   shard: { kind: "string", group: "Generation", arg: "I/N", description: "run only shard I of N (CI jobs)" },
   bail: { kind: "boolean", group: "Generation", description: "stop at the first failing check (as --max-failures 1)" },
+  concurrency: {
+    kind: "count",
+    group: "Generation",
+    arg: "N",
+    description:
+      "checks that share no bridge state run N at a time (default: 4 against a bridge this tool starts and " +
+      "that serves a second connection, else 1); a failure found beside others is judged again alone",
+  },
+  recheck: {
+    kind: "integer",
+    group: "Generation",
+    arg: "K",
+    min: 0,
+    default: 3,
+    description:
+      "re-send each failing minimal case K times (on a fresh bridge where this tool starts it): seen once " +
+      "and never again is a warning, sometimes is flaky (0: off)",
+  },
   "max-failures": {
     kind: "count",
     group: "Generation",
@@ -286,6 +306,10 @@ export function optionValue(name: string, raw: unknown, where: string): unknown 
       if (spec.kind === "count") {
         return Number.isSafeInteger(n) && (n as number) > 0 ? n : bad("a positive whole number");
       }
+      if (spec.min !== undefined)
+        return Number.isSafeInteger(n) && (n as number) >= spec.min && (n as number) < 2 ** 31
+          ? n
+          : bad(`a whole number of at least ${spec.min}`);
       return Number.isSafeInteger(n) && (n as number) >= -(2 ** 31) && (n as number) < 2 ** 31
         ? n
         : bad("a whole number in the 32-bit range");
@@ -439,7 +463,7 @@ export function configJsonSchema(): object {
       case "boolean":
         return { type: "boolean" };
       case "integer":
-        return { type: "integer" };
+        return { type: "integer", ...(spec.min !== undefined ? { minimum: spec.min } : {}) };
       case "count":
         return { type: "integer", minimum: 1 };
       case "duration":

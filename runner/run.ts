@@ -1,14 +1,15 @@
 // The scheduler: preflight, every selected check in order, lost-target detection, fuzzing
 // until a deadline, then one report. It knows no rule semantics: checks judge, it collects.
+import { readFileSync } from "node:fs";
 import type { Contract, RuleId } from "../protocol/contract.js";
 import { VERDICT_ORDER } from "../protocol/verdict.js";
 import { fanOut } from "../reports/index.js";
-import type { CheckReport, Report, Reporter } from "../reports/types.js";
+import type { CheckInfo, CheckReport, Report, Reporter } from "../reports/types.js";
 import { canary, type Health } from "../suites/harness/canary.js";
 import { type Check, type Finding, requirementOf } from "../suites/harness/check.js";
 import { Connection } from "../suites/harness/connection.js";
 import { Harness } from "../suites/harness/harness.js";
-import { type Blocked, preflight } from "../suites/harness/preflight.js";
+import { type Blocked, preflight, servesConcurrently } from "../suites/harness/preflight.js";
 import { redactor } from "../suites/harness/redact.js";
 import { aggregate, type CheckResult, summarize, UNCOVERED } from "./aggregate.js";
 import { type Baseline, baselineSection } from "./baseline.js";
@@ -57,6 +58,15 @@ export interface RunOptions {
   durationMs?: number;
   /** Stop after this many failing checks (--bail, --max-failures): the rest are skipped. */
   maxFailures?: number;
+  /**
+   * Checks that share no bridge state run this many at a time (1: one after another). A
+   * failure found beside others is judged again alone.
+   */
+  concurrency?: number;
+  /** Whether the bridge serves a second connection while one is open (set by the run from its probe). */
+  concurrentConnections?: boolean;
+  /** Re-send a failing check's minimal case this many times to grade it (0: off). */
+  recheck?: number;
   /** Checks of these rules run before the others. */
   first?: ReadonlySet<RuleId>;
   /** Interrupts the run (Ctrl-C): the checks left are skipped and the report is still written. */
@@ -66,6 +76,8 @@ export interface RunOptions {
 }
 
 export const SHARD_REASON = "checked in another shard";
+/** Checks at a time against a bridge this tool owns and that serves several connections. */
+const DEFAULT_CONCURRENCY = 4;
 export const NOT_SELECTED = "not selected (--rules / --skip)";
 
 export async function run(options: RunOptions): Promise<Report> {
@@ -75,11 +87,12 @@ export async function run(options: RunOptions): Promise<Report> {
   // Everything logged passes the redaction: a bridge's stderr or a reporter's error may carry the token.
   const write = options.log ?? ((line) => process.stderr.write(`${line}\n`));
   const log = (line: string) => write(redact.text(line));
-  const inShard = shardFilter(options.checks, options.shard);
   const runnable = options.checks.filter((c) => c.rules.some((r) => contract.has(r)));
-  const chosen = runnable.filter(
-    (c) => c.rules.some(options.selected) && (!options.onlyChecks || options.onlyChecks.has(c.id)) && inShard(c),
+  const wanted = runnable.filter(
+    (c) => c.rules.some(options.selected) && (!options.onlyChecks || options.onlyChecks.has(c.id)),
   );
+  // Every shard deals the same selection the same way.
+  const chosen = wanted.filter(shardFilter(wanted, options.shard));
   // Rules that failed last time go first (watch mode), in their usual order.
   if (options.first?.size) {
     const early = (c: Check) => c.rules.some((r) => options.first!.has(r));
@@ -89,6 +102,7 @@ export async function run(options: RunOptions): Promise<Report> {
   const blocked: Blocked | undefined = options.target
     ? await preflightProblem(options)
     : { kind: "unreachable", problem: `target unreachable: ${options.unreachable ?? "unknown"}`, stillRun: [] };
+  const parallel = options.target && !blocked ? await probeConcurrency(options) : undefined;
   const results = new Map<string, CheckResult>();
   let stopped: Report["stopped"];
   const exits: NonNullable<Report["targetExits"]> = [];
@@ -111,35 +125,18 @@ export async function run(options: RunOptions): Promise<Report> {
       profile: options.profile,
       strict: options.strict,
     });
+    // Every check learns what the probe found about second connections.
+    const probed: RunOptions = { ...options, concurrentConnections: parallel };
     let stop: { problem: string; interrupted?: boolean } | undefined = blocked;
     let failures = 0;
-    for (const [index, check] of chosen.entries()) {
+    let begun = 0;
+    const begin = async (check: Check): Promise<CheckInfo> => {
       const info = { id: check.id, rules: check.rules, description: check.description };
-      await fanOut(reporters, "onCheckStart", log, info, index, chosen.length);
-      const t0 = Date.now();
-      if (options.signal?.aborted) stop = { problem: "not run: the run was interrupted", interrupted: true };
-      if (!stop && options.maxFailures && failures >= options.maxFailures) {
-        stop = {
-          problem: `not run: the run stopped after ${failures} failing check(s) (--max-failures)`,
-          interrupted: true,
-        };
-      }
-      let finding: Finding;
-      if (stop && !blocked?.stillRun.includes(check.id)) {
-        finding = { verdict: stop.interrupted ? "skip" : "error", message: stop.problem };
-      } else if (stopped && check.needs?.includes(stopped.duty as "completions")) {
-        finding = { verdict: "error", message: inconclusive(stopped) };
-      } else {
-        finding = await runWithCase(check, options, log);
-      }
-      if (!stop && (finding.verdict === "fail" || finding.verdict === "error")) {
-        stop = await lostTarget(check, options);
-        if (!stop && !stopped) {
-          const after = await healthAfter(check, options);
-          if (after && "problem" in after) stop = after;
-          else stopped = after;
-        }
-      }
+      await fanOut(reporters, "onCheckStart", log, info, begun++, chosen.length);
+      return info;
+    };
+    const record = async (check: Check, found: Finding, t0: number, info: CheckInfo) => {
+      let finding = found;
       if (options.strict && finding.verdict === "warn") {
         finding = {
           ...finding,
@@ -154,6 +151,85 @@ export async function run(options: RunOptions): Promise<Report> {
       const report = redact.deep(toCheckReport(check, finding, Date.now() - t0, options));
       results.set(check.id, { check, finding, report });
       await fanOut(reporters, "onCheckEnd", log, info, report);
+    };
+    /** Why a check is not run now, or undefined. */
+    const withheld = (check: Check): Finding | undefined => {
+      if (options.signal?.aborted) stop = { problem: "not run: the run was interrupted", interrupted: true };
+      if (!stop && options.maxFailures && failures >= options.maxFailures) {
+        stop = {
+          problem: `not run: the run stopped after ${failures} failing check(s) (--max-failures)`,
+          interrupted: true,
+        };
+      }
+      if (stop && !blocked?.stillRun.includes(check.id))
+        return { verdict: stop.interrupted ? "skip" : "error", message: stop.problem };
+      if (stopped && check.needs?.includes(stopped.duty as "completions"))
+        return { verdict: "error", message: inconclusive(stopped) };
+      return undefined;
+    };
+    /** After a failure: is the bridge still there (restarted where owned), and does it still serve? */
+    const afterFailure = async (check: Check) => {
+      stop = await lostTarget(check, probed);
+      if (!stop && !stopped) {
+        const after = await healthAfter(check, probed);
+        if (after && "problem" in after) stop = after;
+        else stopped = after;
+      }
+    };
+    /** One check alone on the bridge: a failure is followed by the canary and rechecked. */
+    const serial = async (check: Check, begunAs?: CheckInfo) => {
+      const info = begunAs ?? (await begin(check));
+      const t0 = Date.now();
+      let finding = withheld(check) ?? (await runWithCase(check, probed, log));
+      if (!stop && (finding.verdict === "fail" || finding.verdict === "error")) {
+        await afterFailure(check);
+        // A bridge the failure left unable to serve cannot show whether the failure repeats.
+        if (finding.verdict === "fail" && !stop && !(stopped && check.needs?.length)) {
+          finding = await recheck(check, finding, probed);
+          if (finding.reproduced?.failed) await afterFailure(check);
+        }
+      }
+      await record(check, finding, t0, info);
+    };
+    /**
+     * Checks that share no bridge state, several at a time. What one of them did to the bridge
+     * must not be blamed on another: a check that failed, or that overlapped a restart, is run
+     * again alone, and that run is its verdict.
+     */
+    const pooled = async (group: Check[]) => {
+      const again = new Map<Check, CheckInfo>();
+      let next = 0;
+      const worker = async () => {
+        for (let check = group[next++]; check; check = group[next++]) {
+          const early = withheld(check);
+          if (early) {
+            await record(check, early, Date.now(), await begin(check));
+            continue;
+          }
+          const restarts = options.target!.restarts;
+          const info = await begin(check);
+          const t0 = Date.now();
+          const finding = await runWithCase(check, probed, log);
+          if (finding.verdict === "fail" || finding.verdict === "error" || options.target!.restarts !== restarts)
+            again.set(check, info);
+          else await record(check, finding, t0, info);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(concurrency, group.length) }, worker));
+      for (const check of group) if (again.has(check)) await serial(check, again.get(check));
+    };
+
+    // Several at a time only where the bridge serves a second connection; by default only where
+    // this tool owns the bridge, so a failure found beside others can be judged again on a fresh one.
+    const concurrency = parallel ? (options.concurrency ?? (options.target!.restart ? DEFAULT_CONCURRENCY : 1)) : 1;
+    for (let i = 0; i < chosen.length; ) {
+      // A stretch of checks that need no shared bridge state (queue, history) may share the bridge.
+      let end = i + 1;
+      if (concurrency > 1 && !chosen[i]!.needs?.length)
+        while (end < chosen.length && !chosen[end]!.needs?.length) end++;
+      if (end - i > 1) await pooled(chosen.slice(i, end));
+      else await serial(chosen[i]!);
+      i = end;
     }
     if (options.durationMs && !stop && !options.signal?.aborted) {
       await fuzzUntil(started + options.durationMs, chosen, results, options, log);
@@ -191,11 +267,38 @@ function skipReason(id: RuleId, o: RunOptions, runnable: readonly Check[]): stri
   return "not run";
 }
 
-/** Shard I of N: every Nth check in ID order, so shards are disjoint, complete and stable across runs. */
+/**
+ * Shard I of N, dealt by measured cost (runner/check-costs.json, written by `npm run bench`):
+ * the costliest check first, each to the shard with the least so far. The deal depends only on
+ * the checks and the table, so shards are disjoint, complete and alike in every job.
+ */
 function shardFilter(checks: readonly Check[], shard: RunOptions["shard"]): (check: Check) => boolean {
   if (!shard) return () => true;
-  const order = [...checks].map((c) => c.id).sort();
-  return (check) => order.indexOf(check.id) % shard.count === shard.index - 1;
+  const cost = checkCosts(checks);
+  const load = new Array<number>(shard.count).fill(0);
+  const mine = new Set<string>();
+  const dealt = [...checks].sort((a, b) => cost(b) - cost(a) || a.id.localeCompare(b.id));
+  for (const check of dealt) {
+    const lightest = load.indexOf(Math.min(...load));
+    load[lightest]! += cost(check);
+    if (lightest === shard.index - 1) mine.add(check.id);
+  }
+  return (check) => mine.has(check.id);
+}
+
+/** Each check's measured cost in ms; one the table does not know costs what the median one does. */
+function checkCosts(checks: readonly Check[]): (check: Check) => number {
+  let table: Record<string, number> = {};
+  try {
+    table = (
+      JSON.parse(readFileSync(new URL("./check-costs.json", import.meta.url), "utf8")) as { costs: typeof table }
+    ).costs;
+  } catch {
+    /* no table: every check costs the same, and shards are dealt by count */
+  }
+  const known = checks.map((c) => table[c.id]).filter((v): v is number => typeof v === "number" && v >= 0);
+  const median = known.length ? [...known].sort((a, b) => a - b)[Math.floor(known.length / 2)]! : 1;
+  return (check) => table[check.id] ?? median;
 }
 
 /** Time-boxed fuzzing after the fixed pass: every check again with fresh seeds until the deadline; the worst finding stays. */
@@ -252,6 +355,56 @@ async function preflightProblem(o: RunOptions): Promise<Blocked | undefined> {
   };
   await runCheck(probe, o);
   return blocked;
+}
+
+/** Whether the bridge serves a second connection while one is open; undefined when the probe could not tell. */
+async function probeConcurrency(o: RunOptions): Promise<boolean | undefined> {
+  let serves: boolean | undefined;
+  const probe: Check = {
+    id: "connections",
+    rules: [],
+    description: "",
+    run: async (ctx) => {
+      serves = await servesConcurrently(ctx);
+      return { verdict: "pass", message: "probed" };
+    },
+  };
+  await runCheck(probe, o);
+  return serves;
+}
+
+/**
+ * Re-sends a failing check's minimal case `o.recheck` times, each on a fresh bridge where this
+ * tool owns it (on fresh connections otherwise). A failure never seen again is a warning; one
+ * seen some of the times is flaky and stays a failure. A try that reaches no verdict counts
+ * neither way.
+ */
+async function recheck(check: Check, finding: Finding, o: RunOptions): Promise<Finding> {
+  const tries = o.recheck ?? 0;
+  if (tries <= 0) return finding;
+  const exact =
+    finding.path !== undefined && finding.seed !== undefined
+      ? { seed: finding.seed, path: finding.path, replayPath: finding.replayPath }
+      : undefined;
+  let ran = 0;
+  let failed = 0;
+  for (let i = 0; i < tries; i++) {
+    await o.target?.restart?.();
+    const again = await runCheck(check, o, exact);
+    if (again.verdict === "error" || again.verdict === "skip") continue;
+    ran++;
+    if (again.verdict === "fail") failed++;
+  }
+  if (ran === 0) return finding;
+  const grade = failed === ran ? "consistent" : failed > 0 ? "flaky" : "not-reproduced";
+  const reproduced = { tries: ran, failed, grade } as const;
+  if (grade !== "not-reproduced") return { ...finding, reproduced };
+  return {
+    ...finding,
+    verdict: "warn",
+    message: `${finding.message} (seen once, not reproduced in ${ran} tries)`,
+    reproduced,
+  };
 }
 
 /** After a failing check: is the bridge still there? Restart one this tool owns; otherwise stop judging. */
@@ -323,6 +476,16 @@ async function runWithCase(check: Check, o: RunOptions, log: (line: string) => v
   return still ? finding : runCheck(check, o);
 }
 
+/**
+ * A check's own seed, from the run's seed and its ID: a check draws the same cases whatever
+ * runs before it, beside it or in another shard, so serial, concurrent and sharded runs agree.
+ */
+export function checkSeed(runSeed: number, checkId: string): number {
+  let hash = 0x811c9dc5 ^ runSeed; // FNV-1a over the ID, started from the run's seed
+  for (let i = 0; i < checkId.length; i++) hash = Math.imul(hash ^ checkId.charCodeAt(i), 0x01000193);
+  return hash & 0x7fffffff; // non-negative, so a printed --seed reads plainly
+}
+
 async function runCheck(check: Check, o: RunOptions, exact?: Case): Promise<Finding> {
   const deadline = Date.now() + o.checkDeadlineMs;
   const harness = new Harness({
@@ -332,9 +495,10 @@ async function runCheck(check: Check, o: RunOptions, exact?: Case): Promise<Find
     timeoutMs: o.timeoutMs,
     runs: o.runs,
     timeBudgetMs: o.timeBudgetMs,
-    seed: exact?.seed ?? o.seed,
+    seed: exact?.seed ?? checkSeed(o.seed, check.id),
     path: exact?.path,
     replayPath: exact?.replayPath,
+    concurrentConnections: o.concurrentConnections,
     deadline,
   });
   let timer: NodeJS.Timeout | undefined;
@@ -372,6 +536,7 @@ function toCheckReport(check: Check, f: Finding, durationMs: number, o: RunOptio
   if (f.path !== undefined) report.path = f.path;
   if (f.oracle !== undefined) report.oracle = f.oracle;
   if (f.replayPath !== undefined) report.replayPath = f.replayPath;
+  if (f.reproduced !== undefined) report.reproduced = f.reproduced;
   if ((f.verdict === "fail" || f.verdict === "warn") && o.replayCommand) report.replay = o.replayCommand(check, f);
   if (f.transcript && f.verdict !== "pass") report.transcript = f.transcript;
   return report;

@@ -13,6 +13,8 @@ export interface Target {
   /** What the report header says about it. */
   label: string;
   restart?(): Promise<void>;
+  /** How many times it was restarted: a check that overlapped a restart saw another bridge. */
+  restarts: number;
   stop(): Promise<void>;
   /** A spawned bridge that exited on its own since the last call: how it ended and its last stderr lines. */
   takeExit?(): { exit: string; stderr: string } | undefined;
@@ -66,7 +68,15 @@ export async function endpointTarget(
     try {
       const probe = await Connection.open(host, port, { maxLineBytes: 1, connectTimeoutMs: timeoutMs, record: false });
       probe.close();
-      return { host, port, endpoint, spawned: false, label: `bridge at ${endpoint}`, stop: async () => {} };
+      return {
+        host,
+        port,
+        endpoint,
+        spawned: false,
+        label: `bridge at ${endpoint}`,
+        restarts: 0,
+        stop: async () => {},
+      };
     } catch (err) {
       if (Date.now() >= until) {
         const waited = waitMs ? ` (tried for ${Math.round(waitMs / 1000)} s)` : "";
@@ -100,7 +110,9 @@ export async function embeddedTarget(
     endpoint: formatHostPort(host, port),
     spawned: true,
     label: `${label} on ${formatHostPort(host, port)}`,
+    restarts: 0,
     async restart() {
+      target.restarts++;
       await bridge.close();
       bridge = make({ token, port: target.port });
       await bridge.listen();
@@ -125,7 +137,9 @@ export async function spawnTarget(command: string, options: SpawnOptions): Promi
     endpoint: formatHostPort(child.host, child.port),
     spawned: true,
     label: `spawned \`${command}\` on ${formatHostPort(child.host, child.port)}`,
+    restarts: 0,
     async restart() {
+      target.restarts++;
       // A bridge that no longer accepts connections is usually exiting on its own: give its exit
       // a moment to arrive, so its death is reported as such and not taken for this tool's stop.
       if (!(await accepts(child.host, child.port))) await exitWithin(child.process, 1000);

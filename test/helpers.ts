@@ -44,6 +44,10 @@ export interface SuiteRun {
   strict?: boolean;
   /** Rules whose checks run first. */
   first?: string[];
+  /** Re-send each failing minimal case this many times (default 0: off, for speed). */
+  recheck?: number;
+  /** Checks at a time (default: the run's own choice). */
+  concurrency?: number;
 }
 
 /** Runs the suite in-process against a bridge the test builds (restarted when a check kills it). */
@@ -79,6 +83,8 @@ export async function runSuite(
         strict: o.strict ?? false,
         selected: ruleSelector(o.rules ?? [], [], contract),
         ...(o.first ? { first: new Set(o.first) } : {}),
+        recheck: o.recheck ?? 0,
+        ...(o.concurrency ? { concurrency: o.concurrency } : {}),
         reporters: o.reporters ?? [],
         log: () => {},
       }),
@@ -86,6 +92,17 @@ export async function runSuite(
   } finally {
     await target.stop();
   }
+}
+
+/** A report without what varies from run to run (times, ports, dates): what two runs must agree on. */
+export function verdicts(report: Report) {
+  return report.rules.map((r) => ({
+    id: r.id,
+    verdict: r.verdict,
+    checks: r.checks
+      .map((c) => ({ id: c.id, verdict: c.verdict, counterexample: c.counterexample, seed: c.seed, path: c.path }))
+      .sort((a, b) => a.id.localeCompare(b.id)),
+  }));
 }
 
 export function verdictOf(report: Report, shortId: string): string {

@@ -243,7 +243,7 @@ describe("CI gate features", () => {
     writeFileSync(base, "known-failures:\n  - rule: wire.utf9\n    reason: typo\n");
     expect((await run(["--baseline", base])).err).toMatch(/no rule "wire.utf9"/);
     writeFileSync(base, "known-failures:\n  - rule: wire.utf8\n");
-    expect((await run(["--baseline", base])).err).toMatch(/every known failure needs a reason/);
+    expect((await run(["--baseline", base])).err).toMatch(/every entry needs a reason/);
   });
 
   it("--save-failures: a case per file keyed by rule, replayed first by later runs", async () => {

@@ -2,10 +2,12 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { mutants } from "../bridges/mutants/index.js";
+import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { contract } from "../protocol/contract.js";
 import type { Report, Reporter } from "../reports/types.js";
 import { allChecks } from "../suites/index.js";
-import { cli, readReport, runSuite } from "./helpers.js";
+import { cli, readReport, runSuite, verdicts } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-scale-"));
 const read = readReport;
@@ -91,5 +93,68 @@ describe("scheduling", () => {
     const early = usual.filter((id) => allChecks.find((c) => c.id === id)!.rules.includes("wire.utf8"));
     expect(order).toEqual([...early, ...usual.filter((id) => !early.includes(id))]);
     expect(order[0]).not.toBe(usual[0]);
+  });
+});
+
+describe("--concurrency", () => {
+  const dying = mutants.find((m) => m.name === "dies-on-malformed-utf8")!;
+  const wireAndErrors = ["wire.*", "error.*", "method.ping", "method.auth"];
+
+  it("gives the verdicts and cases of a serial run, also where a check kills the bridge beside the others", async () => {
+    for (const make of [undefined, (token: string) => dying.create({ token })]) {
+      const serial = await runSuite(make, { rules: wireAndErrors, seed: 8, concurrency: 1 });
+      const pooled = await runSuite(make, { rules: wireAndErrors, seed: 8, concurrency: 4 });
+      expect(verdicts(pooled)).toEqual(verdicts(serial));
+    }
+    const pooled = await runSuite((token) => dying.create({ token }), { rules: wireAndErrors, concurrency: 4 });
+    const failing = new Set(
+      pooled.rules
+        .flatMap((r) => r.checks)
+        .filter((c) => c.verdict === "fail")
+        .map((c) => c.id),
+    );
+    expect(failing).toEqual(new Set(["wire.utf8/malformed"]));
+  });
+
+  it("is one at a time against a bridge that serves one connection at a time, found without waiting out a timeout", async () => {
+    const report = await runSuite((token) => new ReferenceBridge({ token, singleConnection: true }), {
+      rules: ["method.auth", "method.ping"],
+      timeoutMs: 1000,
+      concurrency: 4,
+    });
+    const perConnection = report.rules.flatMap((r) => r.checks).find((c) => c.id === "method.auth/per-connection")!;
+    expect(perConnection).toMatchObject({ verdict: "skip" });
+    expect(perConnection.message).toMatch(/one connection at a time/);
+    expect(perConnection.durationMs).toBeLessThan(1000);
+    expect(report.summary.fail + report.summary.error).toBe(0);
+  });
+});
+
+describe("seeds", () => {
+  it("are each check's own: shards merged give the verdicts and counterexamples of one serial run", async () => {
+    const bridge = mutants.find((m) => m.name === "lenient-json")!.create({ token: "" });
+    const { port } = await bridge.listen();
+    try {
+      const common = [
+        "--endpoint",
+        `127.0.0.1:${port}`,
+        "--profile",
+        "quick",
+        "--seed",
+        "21",
+        "--rules",
+        "error.*,wire.*",
+      ];
+      const whole = join(dir, "whole.json");
+      await cli([...common, "--json", whole]);
+      const parts = [1, 2, 3].map((i) => join(dir, `part${i}.json`));
+      for (const [i, file] of parts.entries()) await cli([...common, "--shard", `${i + 1}/3`, "--json", file]);
+      const merged = join(dir, "parts.json");
+      await cli(["--merge", ...parts, "--json", merged]);
+      expect(verdicts(read(merged))).toEqual(verdicts(read(whole)));
+      expect(read(whole).summary.fail).toBeGreaterThan(0);
+    } finally {
+      await bridge.close();
+    }
   });
 });

@@ -16,6 +16,8 @@ export interface Finding {
   counterexample?: string;
   seed?: number;
   path?: string;
+  /** How often the minimal case failed again when re-sent: a grade of how reproducible the failure is. */
+  reproduced?: Reproduced;
   /** Which commands of a stateful case ran (fast-check's replayPath): with seed and path, it replays the case. */
   replayPath?: string;
   transcript?: TranscriptEntry[];
@@ -24,6 +26,12 @@ export interface Finding {
    * (an exported reproducer); set where the judgement is one of the shared expectations.
    */
   oracle?: Oracle;
+}
+
+export interface Reproduced {
+  tries: number;
+  failed: number;
+  grade: "consistent" | "flaky" | "not-reproduced";
 }
 
 /**
@@ -106,6 +114,11 @@ export interface CheckContext {
    * commands run again (undefined otherwise).
    */
   replayPath?: string;
+  /**
+   * Whether the bridge serves a second connection while a first is open, as found once before
+   * the checks (undefined where not probed).
+   */
+  concurrentConnections?: boolean;
   /** Whether a token was configured (the token itself stays in the harness). */
   tokenConfigured: boolean;
   /**

@@ -41,6 +41,8 @@ export interface ContextOptions {
   path?: string;
   /** With `path`, the commands of a stateful case. */
   replayPath?: string;
+  /** Whether the bridge serves a second connection while a first is open (probed once). */
+  concurrentConnections?: boolean;
   deadline: number;
 }
 
@@ -52,6 +54,7 @@ export class Harness implements CheckContext {
   readonly timeBudgetMs: number;
   readonly tokenConfigured: boolean;
   readonly replayPath?: string;
+  readonly concurrentConnections?: boolean;
   private open: Connection[] = [];
   private caseStart = Date.now();
   private caseTranscript: TranscriptEntry[] = [];
@@ -65,6 +68,7 @@ export class Harness implements CheckContext {
     this.timeBudgetMs = options.timeBudgetMs;
     this.tokenConfigured = Boolean(options.token);
     this.replayPath = options.replayPath;
+    this.concurrentConnections = options.concurrentConnections;
     this.redact = redactor(options.token);
   }
 

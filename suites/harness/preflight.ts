@@ -56,3 +56,23 @@ function unresponsive(method: string, reply: Reply): Blocked {
     stillRun: ["method.ping/ok"],
   };
 }
+
+/**
+ * Whether the bridge serves a second connection while a first stays open (the contract lets a
+ * bridge serve one at a time). The second connection's request gets a few round trips' time;
+ * unanswered, the first is closed: an answer that follows at once proves a one-at-a-time bridge
+ * without waiting out a whole timeout.
+ */
+export async function servesConcurrently(ctx: CheckContext): Promise<boolean> {
+  const first = await ctx.session();
+  const started = Date.now();
+  const pong = await ctx.call(first, rpc("ping", {}, "first"));
+  if (pong.kind !== "response") return false;
+  const grace = Math.min(ctx.timeoutMs, Math.max(50, (Date.now() - started) * 20));
+  const second = await ctx.connect({ alongside: true });
+  const request = ctx.tokenConfigured ? ctx.authRequest("second") : rpc("ping", {}, "second");
+  const reply = await ctx.call(second, request, { timeoutMs: grace });
+  first.close();
+  second.close();
+  return reply.kind === "response";
+}

@@ -1,0 +1,135 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { mutants } from "../bridges/mutants/index.js";
+import { ReferenceBridge } from "../bridges/reference/bridge.js";
+import { contract } from "../protocol/contract.js";
+import { renderHtml } from "../reports/html.js";
+import { renderJunit } from "../reports/junit.js";
+import { renderMarkdown } from "../reports/markdown.js";
+import type { CheckReport, Report } from "../reports/types.js";
+import { applyBaseline, loadBaseline } from "../runner/baseline.js";
+import { allChecks } from "../suites/index.js";
+import { runSuite } from "./helpers.js";
+
+// A failure is re-sent on a fresh bridge before it is reported: how often it comes back grades it.
+const nonJson = allChecks.filter((c) => c.id === "error.parse/non-json");
+const lenient = mutants.find((m) => m.name === "lenient-json")!;
+
+/**
+ * A bridge that reads NaN, comments and trailing commas leniently where `when` picks the line
+ * (by its count among such lines, and by how many times the bridge was started before), and
+ * rejects them otherwise.
+ */
+function sometimesLenient(when: (line: number, start: number) => boolean) {
+  let malformed = 0;
+  let starts = 0;
+  return (token: string) => {
+    const start = starts++;
+    const strict = new ReferenceBridge({ token });
+    const loose = lenient.create({ token });
+    return new (class extends ReferenceBridge {
+      protected override parse(line: Buffer): unknown {
+        try {
+          return (strict as unknown as { parse(l: Buffer): unknown }).parse(line);
+        } catch (err) {
+          // Only a line the lenient reading can take counts: where it takes it, the bridge misbehaves.
+          const taken = (loose as unknown as { parse(l: Buffer): unknown }).parse(line);
+          if (!when(malformed++, start)) throw err;
+          return taken;
+        }
+      }
+    })({ token });
+  };
+}
+
+const finding = (report: Report): CheckReport =>
+  report.rules.flatMap((r) => r.checks).find((c) => c.id === "error.parse/non-json")!;
+
+describe("--recheck", () => {
+  it("grades a deterministic failure consistent, and it stays a failure", async () => {
+    const report = await runSuite((token) => lenient.create({ token }), { checks: nonJson, recheck: 3 });
+    expect(finding(report)).toMatchObject({
+      verdict: "fail",
+      reproduced: { tries: 3, failed: 3, grade: "consistent" },
+    });
+  });
+
+  it("grades a failure of every other bridge start flaky, still a failure, marked flaky in every reporter", async () => {
+    // Each try runs on a fresh bridge: starts 1, 2 and 3 behave, misbehave and behave.
+    const report = await runSuite(
+      sometimesLenient((_, start) => start % 2 === 0),
+      { checks: nonJson, recheck: 3 },
+    );
+    const check = finding(report);
+    expect(check.verdict).toBe("fail");
+    expect(check.reproduced?.grade).toBe("flaky");
+    expect(check.reproduced).toEqual({ tries: 3, failed: 1, grade: "flaky" });
+    for (const text of [renderMarkdown(report), renderHtml(report), renderJunit(report)]) {
+      expect(text).toMatch(/flaky: failed again in 1 of 3 tries/);
+    }
+  });
+
+  it("reports a failure seen once and never again as a warning", async () => {
+    const report = await runSuite(
+      sometimesLenient((n) => n === 0),
+      { checks: nonJson, recheck: 3 },
+    );
+    const check = finding(report);
+    expect(check).toMatchObject({ verdict: "warn", reproduced: { tries: 3, failed: 0, grade: "not-reproduced" } });
+    expect(check.message).toMatch(/seen once, not reproduced in 3 tries/);
+  });
+
+  it("is off with 0", async () => {
+    const report = await runSuite((token) => lenient.create({ token }), { checks: nonJson, recheck: 0 });
+    expect(finding(report).reproduced).toBeUndefined();
+  });
+});
+
+describe("a baseline", () => {
+  const dir = mkdtempSync(join(tmpdir(), "aicc-baseline-"));
+  const load = (text: string) => {
+    const file = join(dir, `b${Math.random().toString(36).slice(2)}.yaml`);
+    writeFileSync(file, text);
+    return loadBaseline(file, contract, allChecks);
+  };
+  const reportWith = (check: Partial<CheckReport>): Report =>
+    ({
+      rules: [
+        {
+          id: `${contract.prefix}.error.parse`,
+          title: "",
+          verdict: check.verdict ?? "fail",
+          checks: [{ id: "error.parse/non-json", message: "", verdict: "fail", ...check }],
+        },
+      ],
+    }) as unknown as Report;
+  const flaky = { verdict: "fail" as const, reproduced: { tries: 3, failed: 1, grade: "flaky" as const } };
+  const consistent = { verdict: "fail" as const, reproduced: { tries: 3, failed: 3, grade: "consistent" as const } };
+
+  it("accepts a known-flaky check while it fails flakily, and reports it once it fails every time", () => {
+    const b = load("known-flaky:\n  - check: error.parse/non-json\n    reason: the parser thread races\n");
+    expect(applyBaseline(reportWith(flaky), b, contract.prefix)).toMatchObject({ unexpected: [], consistent: [] });
+    const now = applyBaseline(reportWith(consistent), b, contract.prefix);
+    expect(now.unexpected).toEqual([`${contract.prefix}.error.parse`]);
+    expect(now.consistent.map((e) => e.id)).toEqual(["error.parse/non-json"]);
+    // Passing now and then is what flaky means: not stale.
+    expect(applyBaseline(reportWith({ verdict: "pass" }), b, contract.prefix).stale).toEqual([]);
+  });
+
+  it("counts an entry until its date, and after it the failure fails the run again", () => {
+    const b = load("known-failures:\n  - rule: error.parse\n    reason: being rewritten\n    until: 2027-03-01\n");
+    expect(applyBaseline(reportWith(consistent), b, contract.prefix, "2027-03-01").unexpected).toEqual([]);
+    const late = applyBaseline(reportWith(consistent), b, contract.prefix, "2027-03-02");
+    expect(late.unexpected).toEqual([`${contract.prefix}.error.parse`]);
+    expect(late.expired.map((e) => e.until)).toEqual(["2027-03-01"]);
+  });
+
+  it("names a bad date or an unknown list", () => {
+    expect(() => load("known-failures:\n  - rule: error.parse\n    reason: x\n    until: soon\n")).toThrow(
+      /known-failures entry 1: until must be a date such as 2027-03-01/,
+    );
+    expect(() => load("known-flakey:\n  - rule: error.parse\n    reason: x\n")).toThrow(/"known-flakey" is neither/);
+  });
+});
