@@ -110,6 +110,7 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
       }
       line();
       line(summaryLine(report, c));
+      if (report.wire && !options.quiet) line(c.dim(timeLine(report)));
       if (!report.blocked) printFailedRules(report, line, c);
     },
   };
@@ -211,6 +212,16 @@ export function summaryLine(report: Report, c: Colors = colorsFor(Boolean(proces
   const s = report.summary;
   const parts = (["pass", "fail", "warn", "error", "skip"] as Verdict[]).map((v) => paint[v](`${s[v]} ${v}`));
   return `${report.rules.length} rules: ${parts.join(", ")} ${c.dim(`(${(report.durationMs / 1000).toFixed(1)} s)`)}`;
+}
+
+/** Where the time went: the run's wall time, what crossed the wire, and how long it waited for the bridge. */
+export function timeLine(report: Report): string {
+  const w = report.wire!;
+  const size = (n: number) => (n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : `${(n / 1024).toFixed(1)} KiB`);
+  return (
+    `time: ${(report.durationMs / 1000).toFixed(1)} s, of it ${(w.waitingMs / 1000).toFixed(1)} s waiting on the bridge; ` +
+    `${w.lines.toLocaleString("en")} lines sent (${size(w.bytesSent)}), ${size(w.bytesReceived)} received`
+  );
 }
 
 const firstLine = (text: string) => truncate(printable(text.split(/\r?\n|\r/)[0] ?? ""), 120);

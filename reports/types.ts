@@ -35,6 +35,8 @@ export interface Report {
   stopped?: { duty: "completions" | "replies"; after: string; detail: string };
   /** A spawned bridge that died during the run: how it ended and its last stderr lines. */
   targetExits?: { check?: string; exit: string; stderr: string }[];
+  /** Where the time went: lines and bytes over the wire, and how long the run waited for the bridge. */
+  wire?: { lines: number; bytesSent: number; bytesReceived: number; waitingMs: number };
   rules: RuleReport[];
 }
 

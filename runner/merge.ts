@@ -49,8 +49,18 @@ export function mergeReports(reports: Report[]): Report {
   });
   const started = Math.min(...reports.map((r) => Date.parse(r.startedAt)));
   const ended = Math.max(...reports.map((r) => Date.parse(r.startedAt) + r.durationMs));
+  const wires = reports.map((r) => r.wire).filter((w) => w !== undefined);
+  const wire = wires.length
+    ? {
+        lines: wires.reduce((t, w) => t + w.lines, 0),
+        bytesSent: wires.reduce((t, w) => t + w.bytesSent, 0),
+        bytesReceived: wires.reduce((t, w) => t + w.bytesReceived, 0),
+        waitingMs: wires.reduce((t, w) => t + w.waitingMs, 0),
+      }
+    : undefined;
   return {
     ...first,
+    ...(wire ? { wire } : {}),
     startedAt: new Date(started).toISOString(),
     durationMs: ended - started,
     summary: summarize(rules),

@@ -7,7 +7,7 @@ import { fanOut } from "../reports/index.js";
 import type { CheckInfo, CheckReport, Report, Reporter } from "../reports/types.js";
 import { canary, type Health } from "../suites/harness/canary.js";
 import { type Check, type Finding, requirementOf } from "../suites/harness/check.js";
-import { Connection } from "../suites/harness/connection.js";
+import { Connection, WireStats } from "../suites/harness/connection.js";
 import { Harness } from "../suites/harness/harness.js";
 import { type Blocked, preflight, servesConcurrently } from "../suites/harness/preflight.js";
 import { redactor } from "../suites/harness/redact.js";
@@ -65,6 +65,8 @@ export interface RunOptions {
   concurrency?: number;
   /** Whether the bridge serves a second connection while one is open (set by the run from its probe). */
   concurrentConnections?: boolean;
+  /** Where the run counts what crosses the wire (set by the run). */
+  stats?: WireStats;
   /** Re-send a failing check's minimal case this many times to grade it (0: off). */
   recheck?: number;
   /** Checks of these rules run before the others. */
@@ -103,6 +105,7 @@ export async function run(options: RunOptions): Promise<Report> {
     ? await preflightProblem(options)
     : { kind: "unreachable", problem: `target unreachable: ${options.unreachable ?? "unknown"}`, stillRun: [] };
   const parallel = options.target && !blocked ? await probeConcurrency(options) : undefined;
+  const stats = new WireStats();
   const results = new Map<string, CheckResult>();
   let stopped: Report["stopped"];
   const exits: NonNullable<Report["targetExits"]> = [];
@@ -126,7 +129,7 @@ export async function run(options: RunOptions): Promise<Report> {
       strict: options.strict,
     });
     // Every check learns what the probe found about second connections.
-    const probed: RunOptions = { ...options, concurrentConnections: parallel };
+    const probed: RunOptions = { ...options, concurrentConnections: parallel, stats };
     let stop: { problem: string; interrupted?: boolean } | undefined = blocked;
     let failures = 0;
     let begun = 0;
@@ -249,6 +252,12 @@ export async function run(options: RunOptions): Promise<Report> {
     ...(blocked && blocked.stillRun.length === 0 ? { blocked: blocked.problem } : {}),
     ...(stopped ? { stopped } : {}),
     ...(exits.length ? { targetExits: exits } : {}),
+    wire: {
+      lines: stats.lines,
+      bytesSent: stats.bytesSent,
+      bytesReceived: stats.bytesReceived,
+      waitingMs: Math.round(stats.waitingMs),
+    },
     rules,
   };
   if (options.baseline) report.baseline = baselineSection(report, options.baseline, contract.prefix);
@@ -499,6 +508,7 @@ async function runCheck(check: Check, o: RunOptions, exact?: Case): Promise<Find
     path: exact?.path,
     replayPath: exact?.replayPath,
     concurrentConnections: o.concurrentConnections,
+    stats: o.stats,
     deadline,
   });
   let timer: NodeJS.Timeout | undefined;

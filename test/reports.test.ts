@@ -650,6 +650,15 @@ describe("console", () => {
     expect(capture({ tty: true, live: false, env: {} }, fixture(), checks)).toContain("\x1b[31m");
   });
 
+  it("ends with where the time went, except when quiet", () => {
+    const wire = { lines: 8140, bytesSent: 3 << 20, bytesReceived: 4096, waitingMs: 2500 };
+    const out = capture({}, fixture({ wire, durationMs: 4000 }));
+    expect(out).toContain(
+      "time: 4.0 s, of it 2.5 s waiting on the bridge; 8,140 lines sent (3.0 MiB), 4.0 KiB received",
+    );
+    expect(capture({ quiet: true }, fixture({ wire }))).not.toContain("time:");
+  });
+
   it("says why nothing could be judged once", () => {
     const out = capture({}, fixture({ blocked: "the bridge refused the token" }));
     expect(out.match(/the bridge refused the token/g)).toHaveLength(1);

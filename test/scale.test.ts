@@ -152,6 +152,9 @@ describe("seeds", () => {
       const merged = join(dir, "parts.json");
       await cli(["--merge", ...parts, "--json", merged]);
       expect(verdicts(read(merged))).toEqual(verdicts(read(whole)));
+      // What crossed the wire adds up over the shards.
+      expect(read(merged).wire!.lines).toBe(parts.reduce((t, f) => t + read(f).wire!.lines, 0));
+      expect(read(whole).wire!.bytesSent).toBeGreaterThan(0);
       expect(read(whole).summary.fail).toBeGreaterThan(0);
     } finally {
       await bridge.close();

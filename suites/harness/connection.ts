@@ -23,7 +23,34 @@ export type ReadResult =
   | { kind: "reset"; code: string }
   | { kind: "timeout"; partial: number };
 
+/** What a run sent and received over all its connections, and how long it waited for the bridge. */
+export class WireStats {
+  /** Lines sent (each LF ends one). */
+  lines = 0;
+  bytesSent = 0;
+  bytesReceived = 0;
+  /** Time during which at least one read waited for the bridge (not the sum over connections). */
+  waitingMs = 0;
+  private waits = 0;
+  private since = 0;
+
+  sent(bytes: Buffer): void {
+    this.bytesSent += bytes.length;
+    for (let at = bytes.indexOf(LF); at !== -1; at = bytes.indexOf(LF, at + 1)) this.lines++;
+  }
+
+  waitStarted(): void {
+    if (this.waits++ === 0) this.since = performance.now();
+  }
+
+  waitEnded(): void {
+    if (--this.waits === 0) this.waitingMs += performance.now() - this.since;
+  }
+}
+
 export interface ConnectionOptions {
+  /** Where the run counts what crosses the wire. */
+  stats?: WireStats;
   /** Largest line payload accepted before the LF; a longer one reads as "oversized". */
   maxLineBytes: number;
   connectTimeoutMs: number;
@@ -104,6 +131,7 @@ export class Connection {
       onread: {
         buffer: readBuffer,
         callback: (n) => {
+          if (options.stats) options.stats.bytesReceived += n;
           sink(readBuffer.subarray(0, n));
           return true;
         },
@@ -136,6 +164,7 @@ export class Connection {
   async write(data: Buffer | string, options: WriteOptions = {}): Promise<boolean> {
     const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
     const entry = this.record("send", bytes);
+    this.options.stats?.sent(bytes);
     if (!options.splitAt?.length) return this.writePiece(bytes);
     const cuts = [...new Set(options.splitAt)].filter((n) => n > 0 && n < bytes.length).sort((a, b) => a - b);
     if (entry && cuts.length) {
@@ -187,10 +216,13 @@ export class Connection {
     const next = this.ready.shift() ?? this.end;
     if (next) return Promise.resolve(next);
     const limit = Math.min(timeoutMs, remaining(this.options.deadline));
+    const stats = this.options.stats;
+    stats?.waitStarted();
     return new Promise<ReadResult>((resolve) => {
       this.waitUntil = Date.now() + limit;
       this.waiter = () => {
         this.waiter = undefined;
+        stats?.waitEnded();
         resolve(this.ready.shift() ?? this.end ?? { kind: "timeout", partial: this.pendingBytes });
       };
       // One timer per connection, re-armed for each read: a round trip allocates no timer.
@@ -224,6 +256,7 @@ export class Connection {
   close(): void {
     clearTimeout(this.timer);
     if (!this.socket.destroyed) this.socket.destroy();
+    this.waiter?.(); // a read still waiting ends with the connection
   }
 
   /** Takes bytes off the wire; `chunk` is the shared read buffer, so whatever is kept is copied. */

@@ -12,7 +12,7 @@ import {
   type Reply,
   violation,
 } from "./check.js";
-import { ConnectError, Connection, type TranscriptEntry } from "./connection.js";
+import { ConnectError, Connection, type TranscriptEntry, type WireStats } from "./connection.js";
 import { judgeResponse } from "./judge.js";
 import { redactor } from "./redact.js";
 
@@ -43,6 +43,8 @@ export interface ContextOptions {
   replayPath?: string;
   /** Whether the bridge serves a second connection while a first is open (probed once). */
   concurrentConnections?: boolean;
+  /** Where the run counts what crosses the wire. */
+  stats?: WireStats;
   deadline: number;
 }
 
@@ -93,6 +95,7 @@ export class Harness implements CheckContext {
     try {
       conn = await Connection.open(host, port, {
         maxLineBytes: this.contract.limits.maxLineBytes,
+        stats: this.options.stats,
         connectTimeoutMs: this.timeoutMs,
         stallTimeoutMs: this.timeoutMs,
         deadline: this.options.deadline,
