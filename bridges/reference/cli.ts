@@ -4,16 +4,17 @@
 import { parseArgs } from "node:util";
 import { contract } from "../../protocol/contract.js";
 import { mutants } from "../mutants/index.js";
-import { ReferenceBridge } from "./bridge.js";
+import { type BridgeOptions, ReferenceBridge } from "./bridge.js";
 
 const { values } = parseArgs({
   options: {
     host: { type: "string", default: "127.0.0.1" },
     port: { type: "string", default: "0" },
     "token-env": { type: "string", default: contract.defaults.tokenEnv },
-    "max-commands": { type: "string", default: "64" },
-    "max-events": { type: "string", default: "512" },
-    "drain-ms": { type: "string", default: "10" },
+    // Unset, the bridge's own defaults hold.
+    "max-commands": { type: "string" },
+    "max-events": { type: "string" },
+    "drain-ms": { type: "string" },
     "single-connection": { type: "boolean", default: false },
     mutant: { type: "string" },
   },
@@ -29,15 +30,15 @@ const int = (name: string, min: number) => {
 };
 const host = values.host!;
 if (!["127.0.0.1", "::1", "localhost"].includes(host)) fail("this bridge listens on loopback only");
-const options = {
+const options: BridgeOptions = {
   host,
   port: int("port", 0),
   token: process.env[values["token-env"]!] ?? "",
-  maxQueuedCommands: int("max-commands", 1),
-  maxEvents: int("max-events", 1),
-  drainIntervalMs: int("drain-ms", 1),
   singleConnection: values["single-connection"],
 };
+if (values["max-commands"] !== undefined) options.maxQueuedCommands = int("max-commands", 1);
+if (values["max-events"] !== undefined) options.maxEvents = int("max-events", 1);
+if (values["drain-ms"] !== undefined) options.drainIntervalMs = int("drain-ms", 1);
 const mutant = values.mutant ? mutants.find((m) => m.name === values.mutant) : undefined;
 if (values.mutant && !mutant)
   fail(`no mutant named "${values.mutant}"; there are: ${mutants.map((m) => m.name).join(", ")}`);
