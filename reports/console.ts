@@ -220,7 +220,7 @@ export function timeLine(report: Report): string {
   const size = (n: number) => (n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : `${(n / 1024).toFixed(1)} KiB`);
   return (
     `time: ${(report.durationMs / 1000).toFixed(1)} s, of it ${(w.waitingMs / 1000).toFixed(1)} s waiting on the bridge; ` +
-    `${w.lines.toLocaleString("en")} lines sent (${size(w.bytesSent)}), ${size(w.bytesReceived)} received`
+    `${w.lines.toLocaleString("en")} line${w.lines === 1 ? "" : "s"} sent (${size(w.bytesSent)}), ${size(w.bytesReceived)} received`
   );
 }
 

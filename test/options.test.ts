@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { mutants } from "../bridges/mutants/index.js";
+import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { contract } from "../protocol/contract.js";
 import { configJsonSchema } from "../runner/options.js";
 import { cli, readReport } from "./helpers.js";
@@ -175,6 +176,25 @@ describe("selection habits", () => {
     const judged = run.rules.filter((x) => x.checks.length > 0).map((x) => x.id);
     expect(judged).toContain("ai-control-protocol.wire.utf8");
     expect(judged).not.toContain("ai-control-protocol.method.ping");
+  });
+});
+
+describe("--wait-for-endpoint", () => {
+  it("keeps trying a bridge that CI starts in the background; without it, the run exits 3 at once", async () => {
+    const bridge = new ReferenceBridge({ port: 0 });
+    const { port } = await bridge.listen();
+    await bridge.close(); // the port is free now: nothing listens until the bridge comes back below
+    const args = ["--endpoint", `127.0.0.1:${port}`, "--profile", "quick", "--rules", "method.ping"];
+    expect((await cli(args)).code).toBe(3);
+    const later = new ReferenceBridge({ port });
+    const starting = new Promise((resolve) => setTimeout(resolve, 800)).then(() => later.listen());
+    try {
+      const r = await cli([...args, "--wait-for-endpoint", "10s"]);
+      expect(r.code, r.err).toBe(0);
+    } finally {
+      await starting;
+      await later.close();
+    }
   });
 });
 
