@@ -2,10 +2,16 @@
 // codes, limits, default endpoint) joined with our overlay.yaml (level, how each rule is observed, and the
 // few defaults upstream lacks). Every fact comes from those two files; nothing here restates one.
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
-import { type Document, isMap, isScalar, LineCounter, type Node, parseDocument } from "yaml";
-import { z } from "zod";
+import type { Document, LineCounter, Node } from "yaml";
+import type { z as Z } from "zod";
+import { yaml } from "./yaml.js";
+
+// The validators load on first use: the shipped contract is read from the form the build
+// compiled it to (see COMPILED_PATH), so most runs start without them.
+const load = createRequire(import.meta.url);
 
 /** Short rule ID, e.g. "wire.ndjson". Rules vary by contract revision, so any string may be one. */
 export type RuleId = string;
@@ -93,46 +99,79 @@ const TYPE_NAMES: Record<string, string> = {
 };
 
 /** Short zod messages for a wrong type or value, telling a missing member from an ill-typed one. */
-const describeIssue = (issue: z.core.$ZodRawIssue) => {
+const describeIssue = (issue: Z.core.$ZodRawIssue) => {
   if (issue.code !== "invalid_type" && issue.code !== "invalid_value") return undefined;
   if (issue.input === undefined) return "missing";
   if (issue.code === "invalid_value") return `expected one of: ${issue.values.join(", ")}`;
   return `expected ${TYPE_NAMES[issue.expected] ?? issue.expected}`;
 };
 
-const text = z.string().min(1, { error: "expected a non-empty string" });
-const integer = z.int();
-const positive = integer.positive({ error: "expected a positive integer" });
+/** The schemas of both files, built on first use. */
+function buildSchemas() {
+  const { z } = load("zod") as typeof import("zod");
+  const text = z.string().min(1, { error: "expected a non-empty string" });
+  const integer = z.int();
+  const positive = integer.positive({ error: "expected a positive integer" });
 
-const rules = <T extends z.ZodRawShape>(extra: T) =>
-  z.array(z.object({ id: text, name: text, requirement: text, ...extra }));
+  const rules = <T extends Z.ZodRawShape>(extra: T) =>
+    z.array(z.object({ id: text, name: text, requirement: text, ...extra }));
 
-// Unknown members (description, rationale, source, ...) are upstream's business: zod drops them.
-const Upstream = z.object({
-  schema_version: z.literal(SCHEMA_VERSION, {
-    error: (issue) => (issue.input === undefined ? "missing" : `this tool reads schema_version ${SCHEMA_VERSION}`),
-  }),
-  scope: z.object({ surface: text }),
-  outputs: z.object({
-    protocol_version: integer,
-    jsonrpc_version: text,
-    default_host: text,
-    default_port: positive,
-    max_line_bytes: positive,
-    methods: z.array(text),
-    error_codes: z.record(z.string(), integer),
-  }),
-  wire_rules: rules({}),
-  methods: rules({ params: text, result: text }),
-  error_codes: rules({ code: integer }),
-  command_fields: rules({
-    value_type: z.enum(Object.keys(FIELD_KINDS)),
-  }),
-  security_rules: rules({}),
-  integration_rules: rules({}),
-  validation_rules: rules({}),
-});
-type Upstream = z.infer<typeof Upstream>;
+  // Unknown members (description, rationale, source, ...) are upstream's business: zod drops them.
+  const Upstream = z.object({
+    schema_version: z.literal(SCHEMA_VERSION, {
+      error: (issue) => (issue.input === undefined ? "missing" : `this tool reads schema_version ${SCHEMA_VERSION}`),
+    }),
+    scope: z.object({ surface: text }),
+    outputs: z.object({
+      protocol_version: integer,
+      jsonrpc_version: text,
+      default_host: text,
+      default_port: positive,
+      max_line_bytes: positive,
+      methods: z.array(text),
+      error_codes: z.record(z.string(), integer),
+    }),
+    wire_rules: rules({}),
+    methods: rules({ params: text, result: text }),
+    error_codes: rules({ code: integer }),
+    command_fields: rules({
+      value_type: z.enum(Object.keys(FIELD_KINDS)),
+    }),
+    security_rules: rules({}),
+    integration_rules: rules({}),
+    validation_rules: rules({}),
+  });
+
+  const OverlayRule = z
+    .strictObject({
+      level: z.enum(["MUST", "SHOULD"]),
+      observed: z.enum(["wire", "client", "none"]),
+      reason: text.optional(),
+      note: text.optional(),
+    })
+    .refine((r) => r.observed === "wire" || r.reason !== undefined, {
+      path: ["reason"],
+      error: "a rule not observed on the wire needs a reason",
+    });
+
+  const Overlay = z.strictObject({
+    defaults: z.strictObject({ tokenEnv: text }),
+    limits: z
+      .strictObject({ eventsLimitMin: positive, eventsLimitMax: positive })
+      .refine((l) => l.eventsLimitMin <= l.eventsLimitMax, { error: "eventsLimitMin exceeds eventsLimitMax" }),
+    rules: z.record(z.string(), OverlayRule),
+  });
+  return { Upstream, OverlayRule, Overlay };
+}
+let built: ReturnType<typeof buildSchemas> | undefined;
+const schemas = () => {
+  built ??= buildSchemas();
+  return built;
+};
+type Schemas = ReturnType<typeof buildSchemas>;
+type Upstream = Z.infer<Schemas["Upstream"]>;
+type OverlayRule = Z.infer<Schemas["OverlayRule"]>;
+type Overlay = Z.infer<Schemas["Overlay"]>;
 
 /** The members of the JSON that are rule lists. */
 const RULE_LISTS = [
@@ -180,7 +219,7 @@ function parseUpstream(file: string, bytes: Buffer): Upstream & { lists: Located
   } catch (error) {
     return fail("", `not JSON: ${(error as Error).message}`);
   }
-  const parsed = Upstream.safeParse(raw, { error: describeIssue });
+  const parsed = schemas().Upstream.safeParse(raw, { error: describeIssue });
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     return fail(jsonPath(issue.path), issue.message);
@@ -235,30 +274,9 @@ function shortId(prefix: string, fullId: string): RuleId {
 
 // ---- our overlay ----
 
-const OverlayRule = z
-  .strictObject({
-    level: z.enum(["MUST", "SHOULD"]),
-    observed: z.enum(["wire", "client", "none"]),
-    reason: text.optional(),
-    note: text.optional(),
-  })
-  .refine((r) => r.observed === "wire" || r.reason !== undefined, {
-    path: ["reason"],
-    error: "a rule not observed on the wire needs a reason",
-  });
-type OverlayRule = z.infer<typeof OverlayRule>;
-
-const Overlay = z.strictObject({
-  defaults: z.strictObject({ tokenEnv: text }),
-  limits: z
-    .strictObject({ eventsLimitMin: positive, eventsLimitMax: positive })
-    .refine((l) => l.eventsLimitMin <= l.eventsLimitMax, { error: "eventsLimitMin exceeds eventsLimitMax" }),
-  rules: z.record(z.string(), OverlayRule),
-});
-type Overlay = z.infer<typeof Overlay>;
-
 /** The 1-based line of the deepest node of `path` that exists (a key's own line where it has one). */
 function lineOf(doc: Document, lines: LineCounter, path: readonly PropertyKey[]): number {
+  const { isMap, isScalar } = yaml();
   let node: unknown = doc.contents;
   let at = node as Node | null;
   for (const key of path) {
@@ -273,6 +291,7 @@ function lineOf(doc: Document, lines: LineCounter, path: readonly PropertyKey[])
 
 /** Parses and validates the overlay; every error names the file and line. */
 function parseOverlay(file: string): Overlay {
+  const { LineCounter, parseDocument } = yaml();
   const lines = new LineCounter();
   const doc = parseDocument(readBytes(file).toString("utf8"), { lineCounter: lines, uniqueKeys: true });
   const yamlError = doc.errors[0];
@@ -281,7 +300,7 @@ function parseOverlay(file: string): Overlay {
     const message = yamlError.message.replace(/ at line \d+, column \d+:[\s\S]*$/, "");
     throw new ContractError(`${file}:${yamlError.linePos?.[0].line ?? 1}: ${message}`);
   }
-  const parsed = Overlay.safeParse(doc.toJS(), { error: describeIssue });
+  const parsed = schemas().Overlay.safeParse(doc.toJS(), { error: describeIssue });
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   // An unknown key is reported at that key, not at the mapping holding it.
@@ -318,19 +337,55 @@ function toRule(prefix: string, entry: Entry, overlay: Overlay): Rule {
   return rule;
 }
 
+/** A contract's facts, without its lookups: what the compiled form holds. */
+export type ContractData = Omit<Contract, "rule" | "has">;
+
+/**
+ * The shipped contract and overlay, joined and validated by the build (`npm run build` calls
+ * compileContract), keyed by both files' SHA-256: a compiled form that does not match the
+ * files beside it is ignored, so it can never disagree with them.
+ */
+const COMPILED_PATH = fileURLToPath(new URL("./contract.compiled.json", import.meta.url));
+
+const digest = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
+
 /** Loads an upstream contract revision (default: the shipped one) with our overlay. */
 export function loadContract(path = CONTRACT_PATH, overlayPath = OVERLAY_PATH): Contract {
   const bytes = readBytes(path);
+  const key = `${digest(bytes)} ${digest(readBytes(overlayPath))}`;
+  if (path === CONTRACT_PATH && overlayPath === OVERLAY_PATH) {
+    const compiled = readCompiled(key);
+    if (compiled) return withLookups({ ...compiled, file: path });
+  }
+  return withLookups(join(path, bytes, overlayPath));
+}
+
+/** Writes the compiled form of the shipped contract (the build's last step). */
+export function compileContract(): void {
+  const data = join(CONTRACT_PATH, readBytes(CONTRACT_PATH), OVERLAY_PATH);
+  const key = `${digest(readBytes(CONTRACT_PATH))} ${digest(readBytes(OVERLAY_PATH))}`;
+  writeFileSync(COMPILED_PATH, `${JSON.stringify({ key, contract: data })}\n`);
+}
+
+function readCompiled(key: string): ContractData | undefined {
+  try {
+    const compiled = JSON.parse(readFileSync(COMPILED_PATH, "utf8")) as { key: string; contract: ContractData };
+    return compiled.key === key ? compiled.contract : undefined;
+  } catch {
+    return undefined; // not built (run from source): join the files
+  }
+}
+
+function join(path: string, bytes: Buffer, overlayPath: string): ContractData {
   const upstream = parseUpstream(path, bytes);
   const overlay = parseOverlay(overlayPath);
   const prefix = upstream.scope.surface;
   const rules = upstream.lists.map(({ entry }) => toRule(prefix, entry, overlay));
-  const byId = new Map(rules.map((r) => [r.id, r]));
   const optionalFields = upstream.command_fields.filter((f) => f.name !== DISCRIMINATOR);
   const outputs = upstream.outputs;
   return {
     file: path,
-    sha256: createHash("sha256").update(bytes).digest("hex"),
+    sha256: digest(bytes),
     version: outputs.protocol_version,
     schemaVersion: upstream.schema_version,
     prefix,
@@ -345,9 +400,16 @@ export function loadContract(path = CONTRACT_PATH, overlayPath = OVERLAY_PATH): 
       kind: FIELD_KINDS[f.value_type]!,
     })),
     rules,
+  };
+}
+
+function withLookups(data: ContractData): Contract {
+  const byId = new Map(data.rules.map((r) => [r.id, r]));
+  return {
+    ...data,
     rule(id) {
       const rule = byId.get(id);
-      if (!rule) throw new ContractError(`${path}: no rule "${id}"`);
+      if (!rule) throw new ContractError(`${data.file}: no rule "${id}"`);
       return rule;
     },
     has: (id) => byId.has(id),

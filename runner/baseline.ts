@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
-import { parseDocument } from "yaml";
 import type { Contract } from "../protocol/contract.js";
+import { yaml } from "../protocol/yaml.js";
 import type { CheckReport, Report } from "../reports/types.js";
 import type { Check } from "../suites/harness/check.js";
 import { UsageError } from "./options.js";
@@ -43,7 +43,7 @@ export function loadBaseline(file: string, contract: Contract, checks: readonly 
       `cannot read --baseline ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
     );
   }
-  const doc = parseDocument(text);
+  const doc = yaml().parseDocument(text);
   if (doc.errors.length)
     throw new UsageError(`--baseline ${file} is not valid YAML: ${doc.errors[0]!.message.split("\n")[0]}`);
   const data = doc.toJS() as Record<string, unknown> | null;

@@ -2,8 +2,8 @@
 // Schema for editors) and the API's options type all come from OPTIONS.
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
 import { contract } from "../protocol/contract.js";
+import { yaml } from "../protocol/yaml.js";
 
 /** Bad usage or configuration: exit code 2. */
 export class UsageError extends Error {}
@@ -425,6 +425,7 @@ export function readConfig(file: string): Record<string, { value: unknown; line:
       `cannot read config ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
     );
   }
+  const { isMap, isScalar, LineCounter, parseDocument } = yaml();
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true });
   if (doc.errors.length) {

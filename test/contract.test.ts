@@ -121,6 +121,20 @@ describe("the shipped contract", () => {
   });
 });
 
+describe("the compiled contract the build writes", () => {
+  it("is the shipped contract, joined and validated", async () => {
+    // The global setup builds dist/, whose contract loads from its compiled form.
+    const built = "../dist/protocol/contract.js";
+    const dist = (await import(built)) as { contract: typeof contract };
+    const facts = ({ rule: _r, has: _h, file: _f, ...rest }: typeof contract) => rest;
+    expect(JSON.parse(readFileSync("dist/protocol/contract.compiled.json", "utf8")).contract.rules).toHaveLength(
+      contract.rules.length,
+    );
+    expect(facts(dist.contract)).toEqual(facts(contract));
+    expect(dist.contract.rule("wire.utf8")).toEqual(contract.rule("wire.utf8"));
+  });
+});
+
 describe("another revision of the JSON", () => {
   it("without a rule loads one rule fewer; the overlay entry for it is ignored", () => {
     const json = upstream();
