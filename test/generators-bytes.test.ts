@@ -7,7 +7,7 @@ import { exactDecimal, lostInDouble, preciseNumber } from "../generators/precise
 import { validJsonEdge } from "../generators/validJsonEdge.js";
 import { contract } from "../protocol/contract.js";
 import { Fault } from "../suites/harness/check.js";
-import { judgeResponse, memberText, sameJsonValue } from "../suites/harness/judge.js";
+import { judgeResponse, memberText, repeatedName, sameJsonValue } from "../suites/harness/judge.js";
 
 // Each generator documents what it promises (in its doc comments and constraints object); these tests hold it to that.
 
@@ -366,5 +366,28 @@ describe("judgeResponse on the bytes of a reply", () => {
     expect(ruleOf(Buffer.from(`${pong}\r`))).toBe("pass");
     expect(ruleOf(Buffer.from(pong))).toBe("pass");
     expect(ruleOf(Buffer.concat([Buffer.from(pong), Buffer.from([0xc0, 0xaf])]))).toBe("wire.utf8");
+  });
+});
+
+describe("repeatedName", () => {
+  it("finds a name an object holds twice, at any depth, and nothing in strings or across objects", () => {
+    expect(repeatedName('{"a":1,"a":2}')).toBe("a");
+    expect(repeatedName('{"k":{"x":1,"y":[1,"x"],"x":3}}')).toBe("x");
+    expect(repeatedName('{"a\\u0062":1,"ab":2}')).toBe("ab");
+    expect(repeatedName('{"a":{"b":1},"b":2}')).toBeUndefined();
+    expect(repeatedName('{"a":[{"x":1},{"x":2}]}')).toBeUndefined();
+    expect(repeatedName('{"s":"{\\"q\\":1,\\"q\\":2}","a":"\\"b","b":1}')).toBeUndefined();
+  });
+
+  it("finds none in what JSON.stringify writes, and the one it was given when a name is repeated", () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.json()), fc.string(), (object, name) => {
+        const text = JSON.stringify(object);
+        expect(repeatedName(text)).toBeUndefined();
+        const twice = `{${JSON.stringify(name)}:1,${text.slice(1, -1)}${text.length > 2 ? "," : ""}${JSON.stringify(name)}:2}`;
+        expect(repeatedName(twice)).toBe(name);
+      }),
+      RUNS,
+    );
   });
 });

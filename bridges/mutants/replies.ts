@@ -37,6 +37,20 @@ export const mutants: Mutant[] = [
     "warn",
   ),
   mutant(
+    "repeats-a-name",
+    "wire.ndjson/sequence-in-order",
+    "wire.ndjson",
+    'writes "jsonrpc" twice in every response object (the same value both times)',
+    class extends ReferenceBridge {
+      protected override line(response: JsonObject, idText?: string): string {
+        const text = super.line(response, idText);
+        const member = `"jsonrpc":${JSON.stringify(response.jsonrpc)}`;
+        return text.replace(member, `${member},${member}`);
+      }
+    },
+    "warn",
+  ),
+  mutant(
     "command-seq-as-string",
     "method.act/accept-and-complete",
     "method.act",

@@ -3,6 +3,7 @@ import type { Contract } from "../../protocol/contract.js";
 import {
   type CallOptions,
   type CheckContext,
+  clip,
   describeReply,
   Fault,
   type Finding,
@@ -13,7 +14,7 @@ import {
   violation,
 } from "./check.js";
 import { ConnectError, Connection, type TranscriptEntry, type WireStats } from "./connection.js";
-import { judgeResponse } from "./judge.js";
+import { judgeResponse, repeatedName } from "./judge.js";
 import { redactor } from "./redact.js";
 
 /** Ends the note that opens a connection kept beside the open ones (otherwise opening one closes the others). */
@@ -60,6 +61,8 @@ export class Harness implements CheckContext {
   private open: Connection[] = [];
   private caseStart = Date.now();
   private caseTranscript: TranscriptEntry[] = [];
+  /** Replies of the current case that break a SHOULD of RFC 8259 while passing every MUST. */
+  private caseWarnings: { repeated: string; raw: Buffer }[] = [];
   private connections = 0;
   private readonly redact;
 
@@ -171,11 +174,10 @@ export class Harness implements CheckContext {
       );
     }
     if (read.kind !== "line") return read;
-    return {
-      kind: "response",
-      response: judgeResponse(read.bytes, options.expectId ?? null, this.contract, options),
-      raw: read.bytes,
-    };
+    const response = judgeResponse(read.bytes, options.expectId ?? null, this.contract, options);
+    const repeated = repeatedName(read.bytes.toString("utf8"));
+    if (repeated !== undefined) this.caseWarnings.push({ repeated, raw: read.bytes });
+    return { kind: "response", response, raw: read.bytes };
   }
 
   async alive(): Promise<boolean> {
@@ -299,6 +301,7 @@ export class Harness implements CheckContext {
   async runCase(body: () => Promise<Finding>): Promise<Finding> {
     this.caseStart = Date.now();
     this.caseTranscript = [];
+    this.caseWarnings = [];
     this.connections = 0;
     let finding: Finding;
     try {
@@ -307,6 +310,16 @@ export class Harness implements CheckContext {
       finding = findingOf(err);
     } finally {
       this.closeAll();
+    }
+    const repeated = this.caseWarnings[0];
+    if (finding.verdict === "pass" && repeated) {
+      finding = {
+        verdict: "warn",
+        message: `A reply names "${repeated.repeated}" twice in one object: RFC 8259 says names SHOULD be unique, and readers disagree on which one counts.`,
+        expected: "every name once within an object",
+        actual: clip(repeated.raw.toString("utf8")),
+        rules: ["wire.ndjson"],
+      };
     }
     return finding.verdict === "pass" || finding.transcript
       ? finding

@@ -97,6 +97,41 @@ export function judgeResponse(
 }
 
 /**
+ * The first member name an object of this JSON text holds twice, or undefined. RFC 8259
+ * section 4: names within an object SHOULD be unique; a reader's behaviour with repeated ones
+ * is unpredictable (the last wins, the first wins, or an error). The text is already JSON.
+ */
+export function repeatedName(text: string): string | undefined {
+  const objects: (Set<string> | undefined)[] = []; // one entry per open container; undefined for arrays
+  let expectKey = false;
+  for (let at = 0; at < text.length; at++) {
+    const c = text[at]!;
+    if (c === '"') {
+      const start = at;
+      for (at++; at < text.length && text[at] !== '"'; at++) if (text[at] === "\\") at++;
+      const names = objects[objects.length - 1];
+      if (expectKey && names) {
+        const name = JSON.parse(text.slice(start, at + 1)) as string;
+        if (names.has(name)) return name;
+        names.add(name);
+      }
+      expectKey = false;
+    } else if (c === "{") {
+      objects.push(new Set());
+      expectKey = true;
+    } else if (c === "[") {
+      objects.push(undefined);
+      expectKey = false;
+    } else if (c === "}" || c === "]") {
+      objects.pop();
+    } else if (c === ",") {
+      expectKey = objects[objects.length - 1] !== undefined;
+    }
+  }
+  return undefined;
+}
+
+/**
  * The JSON text of a top-level member of a JSON object's text (the last one of that name, as JSON.parse reads it),
  * or undefined. The text is already known to be one JSON object (it passed the judge). The judge compares parsed
  * values, where a double loses digits (12345678901234567890); a check that needs the id as written reads it here.
