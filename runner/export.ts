@@ -4,7 +4,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Contract } from "../protocol/contract.js";
 import type { Oracle } from "../protocol/verdict.js";
-import { makeDirectory } from "../reports/output.js";
+import { makeDirectory, reproducibility } from "../reports/output.js";
 import type { CheckReport, Report, TranscriptEntry } from "../reports/types.js";
 import { NOTE } from "../suites/harness/connection.js";
 import { ALONGSIDE, PROBE_NOTE } from "../suites/harness/harness.js";
@@ -324,6 +324,7 @@ export function reproducerScript(check: CheckReport, rules: string[], report: Re
     ...comment("Expected:    ", check.expected),
     ...comment("Actual:      ", check.actual),
     ...comment("Case:        ", check.counterexample),
+    ...comment("Rechecked:   ", reproducibility(check)),
     ...comment("Re-run with the tool: ", check.replay),
     "#",
     "# It re-sends the exact bytes of the minimal case as the report recorded them (the same",
