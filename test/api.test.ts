@@ -76,6 +76,32 @@ describe("the packed package", () => {
     );
     expect(existsSync(json)).toBe(true);
     assertValidReport(JSON.parse(readFileSync(json, "utf8")));
+    expect(listing).toContain("package/dist/protocol/contract.compiled.json");
+
+    // A failure's printed replay command works as printed in the installed package.
+    const mutant = `node ${join(project, "node_modules", "aicontrol-conformance", "dist", "bridges", "reference", "cli.js")} --mutant lenient-json`;
+    const failing = join(project, "failing.json");
+    try {
+      execFileSync(
+        join(project, "node_modules", ".bin", "aicontrol-conformance"),
+        ["--spawn", mutant, "--profile", "quick", "--rules", "error.parse", "--recheck", "0", "--json", failing],
+        { cwd: project, stdio: "pipe", env: { ...process.env, npm_lifecycle_event: "" } },
+      );
+    } catch (err) {
+      expect((err as { status: number }).status).toBe(1);
+    }
+    const printed = assertValidReport(JSON.parse(readFileSync(failing, "utf8")))
+      .rules.flatMap((r) => r.checks)
+      .find((c) => c.verdict === "fail" && c.replay)!.replay!;
+    expect(printed).toMatch(/^npx aicontrol-conformance /);
+    const replayed = (() => {
+      try {
+        return execFileSync("sh", ["-c", printed], { cwd: project, encoding: "utf8", stdio: "pipe" });
+      } catch (err) {
+        return String((err as { stdout: string }).stdout);
+      }
+    })();
+    expect(replayed).toMatch(/STILL FAILING/);
 
     writeFileSync(
       join(project, "gate.mjs"),
