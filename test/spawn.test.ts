@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { cli, readReport, TEST_TOKEN } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-spawn-"));
@@ -104,6 +104,10 @@ describe("--watch", () => {
       err += d.toString();
     });
     child.stdout.resume();
+    // However the test ends, the watching CLI does not outlive it.
+    onTestFinished(() => {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    });
     await seen(/watching /);
     writeFileSync(join(watched, "bridge.py"), "# edited\n");
     await seen(/bridge\.py changed: restarting the bridge and running again/);
