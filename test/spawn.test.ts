@@ -105,8 +105,12 @@ describe("--watch", () => {
     });
     child.stdout.resume();
     // However the test ends, the watching CLI does not outlive it.
-    onTestFinished(() => {
-      if (child.exitCode === null) child.kill("SIGKILL");
+    onTestFinished(async () => {
+      if (child.exitCode !== null) return;
+      child.kill("SIGINT"); // it stops its bridge and exits; a hung one is killed
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      if (!(await Promise.race([exited.then(() => true), new Promise((r) => setTimeout(() => r(false), 5000))])))
+        child.kill("SIGKILL");
     });
     await seen(/watching /);
     writeFileSync(join(watched, "bridge.py"), "# edited\n");
