@@ -1,4 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { repeatedRun } from "../suites/harness/connection.js";
 import { trimTranscript } from "../suites/harness/harness.js";
 import { REDACTED, redactor } from "../suites/harness/redact.js";
 
@@ -41,5 +43,43 @@ describe("transcripts", () => {
     expect(trimmed[150]!.text).toBe("… 300 entries left out …");
     expect(trimmed.at(-1)!.text).toBe("499");
     expect(trimTranscript(entries.slice(0, 10))).toHaveLength(10);
+  });
+});
+
+describe("a long send kept as a repeated run", () => {
+  /** Rebuilds the bytes the way a replay does: the run `times` times, then the tail. */
+  const rebuild = (rest: NonNullable<ReturnType<typeof repeatedRun>>) =>
+    Buffer.concat([
+      Buffer.from(Buffer.from(rest.run, "base64").toString("latin1").repeat(rest.times), "latin1"),
+      Buffer.from(rest.tail, "base64"),
+    ]);
+
+  it("rebuilds exactly the bytes it describes, across block boundaries and for every period", () => {
+    const bytes = fc.uint8Array({ minLength: 1, maxLength: 8 }).chain((unit) =>
+      fc.record({
+        unit: fc.constant(Buffer.from(unit)),
+        times: fc.integer({ min: 1, max: 3000 }),
+        tail: fc.uint8Array({ maxLength: 40 }),
+      }),
+    );
+    fc.assert(
+      fc.property(bytes, ({ unit, times, tail }) => {
+        const input = Buffer.concat([Buffer.concat(Array(times).fill(unit)), Buffer.from(tail)]);
+        // A unit of at most 8 bytes repeated, then a tail shorter than the 64 allowed: always found.
+        const rest = repeatedRun(input, 64);
+        expect(rest).toBeDefined();
+        expect(rebuild(rest!).equals(input)).toBe(true);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("finds a mismatch that sits deep inside a block", () => {
+    const input = Buffer.alloc(3 * 4096 + 100, 0x20);
+    input[4096 + 7] = 0x41;
+    const rest = repeatedRun(input, 16_384);
+    expect(rest?.run).toBe(Buffer.from(" ").toString("base64"));
+    expect(rest?.times).toBe(4096 + 7);
+    expect(rebuild(rest!).equals(input)).toBe(true);
   });
 });

@@ -350,8 +350,7 @@ const MAX_RUN = 8;
 export function repeatedRun(bytes: Buffer, maxTail: number): TranscriptEntry["rest"] {
   let best = { period: 1, covered: 0 };
   for (let period = 1; period <= MAX_RUN && period <= bytes.length && best.covered < bytes.length; period++) {
-    let i = period;
-    while (i < bytes.length && bytes[i] === bytes[i - period]) i++;
+    const i = period + matchingPrefix(bytes, period);
     const covered = i - (i % period);
     if (covered > best.covered) best = { period, covered };
   }
@@ -361,6 +360,22 @@ export function repeatedRun(bytes: Buffer, maxTail: number): TranscriptEntry["re
     times: best.covered / best.period,
     tail: bytes.subarray(best.covered).toString("base64"),
   };
+}
+
+/**
+ * How many bytes from `shift` on equal the bytes `shift` earlier. Compared a block at a time
+ * (Buffer.compare is a memcmp), as a long send is megabytes and this runs on every one.
+ */
+function matchingPrefix(bytes: Buffer, shift: number): number {
+  const BLOCK = 4096;
+  let i = shift;
+  while (i < bytes.length) {
+    const end = Math.min(bytes.length, i + BLOCK);
+    if (bytes.compare(bytes, i - shift, end - shift, i, end) !== 0) break;
+    i = end;
+  }
+  while (i < bytes.length && bytes[i] === bytes[i - shift]) i++;
+  return i - shift;
 }
 
 export function remaining(deadline: number | undefined): number {
