@@ -1,7 +1,8 @@
 import { FILLER, LIMIT_ID, type LimitLine, limitLine, limitLineBytes } from "../../generators/limitLine.js";
 import { oversizedBytes, oversizedLine, paddedRequest, TAIL_ID } from "../../generators/oversizedLine.js";
 import { contract as shipped } from "../../protocol/contract.js";
-import { type Check, describeReply, errorCode, fail, pass, type Reply } from "../harness/check.js";
+import { type Check, describeReply, errorCode, fail, pass, type Reply, rpc } from "../harness/check.js";
+import type { Connection } from "../harness/connection.js";
 import { expectPong, judgedBy, rejectedOrClosed, rejectedOrClosedOracle } from "../harness/expect.js";
 
 export const exactLimit: Check = {
@@ -32,8 +33,8 @@ export const overLimit: Check = {
         await conn.write(oversizedBytes(line, ctx.contract.limits.maxLineBytes));
         const first = await conn.read(ctx.timeoutMs);
         // A bridge that cut the line at the limit would answer the tail with the tail's own id.
-        const second = line.tail && first.kind === "line" ? await conn.read(Math.min(300, ctx.timeoutMs)) : undefined;
-        if ([first, second].some((r) => r?.kind === "line" && r.bytes.includes(TAIL_ID))) {
+        const later = line.tail && first.kind === "line" ? await linesBeforeMarker(conn, ctx.timeoutMs) : [];
+        if ([first.kind === "line" ? first.bytes : undefined, ...later].some((b) => b?.includes(TAIL_ID))) {
           return fail(
             "The bridge ran the request that followed the limit inside an oversized line.",
             "the whole oversized line rejected",
@@ -57,6 +58,24 @@ export const overLimit: Check = {
       { liveness: true },
     ),
 };
+
+const MARKER_ID = "after-oversized-line";
+
+/**
+ * The lines that arrive before the answer to a ping sent now. Lines are answered in connection
+ * order, so whatever the bridge made of the bytes already sent comes first, and the marker's
+ * reply ends the wait as soon as it arrives, with no quiet period to sit out.
+ */
+async function linesBeforeMarker(conn: Connection, timeoutMs: number): Promise<Buffer[]> {
+  const lines: Buffer[] = [];
+  if (!(await conn.write(`${JSON.stringify(rpc("ping", {}, MARKER_ID))}\n`))) return lines;
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const next = await conn.read(Math.max(1, end - Date.now()));
+    if (next.kind !== "line" || next.bytes.includes(MARKER_ID)) return lines;
+    lines.push(next.bytes);
+  }
+}
 
 export const endlessLine: Check = {
   id: "wire.line-limit/endless-line",
