@@ -1,8 +1,12 @@
-// npm run bench: the figures issue #5 asks for, each beside its target. Appends the run to BENCHMARKS.md.
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+// npm run bench: the tool's speed and memory, each figure beside its target, measured in one run.
+// Appends the run to BENCHMARKS.md (newest first) and writes the per-check cost table to runner/check-costs.json.
+//   node dist/bench/bench.js [--no-save]   (--no-save: print only, write nothing)
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
-import { cpus } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { badEnvelope } from "../generators/badEnvelope.js";
@@ -14,73 +18,361 @@ import { requestId } from "../generators/requestId.js";
 import { unauthorizedCall } from "../generators/unauthorizedCall.js";
 import { unknownMethod } from "../generators/unknownMethod.js";
 import { validRequest } from "../generators/validRequest.js";
-import { Connection } from "../suites/harness/connection.js";
+import { contract } from "../protocol/contract.js";
+import { Harness } from "../suites/harness/harness.js";
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
-const ROUND_TRIPS = 20_000;
+const root = here("../../");
+const save = !process.argv.includes("--no-save");
 
-async function startChild(script: string, args: string[] = []): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [here(script), ...args], { stdio: ["ignore", "pipe", "inherit"] });
+/** Round trips per sample of the call-path figure, and paired samples per bridge (after one warm-up pair). */
+const ROUND_TRIPS = 10_000;
+const PAIRS = 9;
+/** Runs of each profile (alternated), and of --list (two per round). */
+const ROUNDS = 5;
+const THOROUGH_ROUNDS = 3;
+
+// ---------------------------------------------------------------------------------------------
+// Figures and the table
+
+interface Figure {
+  figure: string;
+  samples: number[];
+  unit: string;
+  digits: number;
+  target: string;
+  /** Whether the median meets the target; undefined for a figure without one. */
+  ok?: (median: number) => boolean;
+}
+
+const figures: Figure[] = [];
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+const fmt = (x: number, f: Figure) => `${x.toFixed(f.digits)}${f.unit}`;
+const verdictOf = (f: Figure) => (f.ok === undefined ? "" : f.ok(median(f.samples)) ? "met" : "MISSED");
+
+function figure(f: Figure): void {
+  figures.push(f);
+  const m = median(f.samples);
+  const spread =
+    f.samples.length > 1 ? `  (min ${fmt(Math.min(...f.samples), f)}, max ${fmt(Math.max(...f.samples), f)})` : "";
+  console.log(
+    `${f.figure.padEnd(64)} ${fmt(m, f).padStart(10)}${spread.padEnd(34)} n=${f.samples.length}  target ${f.target}  ${verdictOf(f)}`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The machine and the tree, at the start
+
+const git = (...args: string[]) => execFileSync("git", args, { cwd: root, encoding: "utf8" }).trim();
+const commit = git("rev-parse", "--short", "HEAD");
+const dirty = git("status", "--porcelain") !== "";
+const load = loadavg();
+const machine = `${cpus().length} cores · ${cpus()[0]?.model.trim() ?? "unknown CPU"} · node ${process.version} · load average ${load.map((l) => l.toFixed(2)).join(", ")} at start`;
+const startedAt = new Date();
+console.log(`commit ${commit}${dirty ? "+dirty" : ""} · ${machine}`);
+if (load[0]! > cpus().length / 2)
+  console.log("note: the machine is busy (1-minute load average above half its cores); figures will be slower");
+
+// ---------------------------------------------------------------------------------------------
+// 1. Round trips: the checks' call path (Harness.call: write, transcript, judge) vs a lean raw client
+
+/** A bridge in a child process, so it does not share the measuring process's event loop. */
+async function startChild(cmd: string, args: string[]): Promise<{ child: ChildProcess; port: number }> {
+  const env = { ...process.env };
+  delete env[contract.defaults.tokenEnv]; // no token: every call is a plain round trip
+  const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "inherit"], env });
   const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.once("data", (d: Buffer) =>
-      resolve((JSON.parse(d.toString().slice(d.indexOf("{"))) as { port: number }).port),
-    );
-    child.once("exit", () => reject(new Error(`${script} exited`)));
+    let out = "";
+    const onData = (d: Buffer) => {
+      out += d.toString("utf8");
+      const nl = out.indexOf("\n");
+      if (nl === -1) return;
+      child.stdout!.off("data", onData);
+      resolve((JSON.parse(out.slice(out.indexOf("{"), nl)) as { port: number }).port);
+    };
+    child.stdout!.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`${cmd} ${args.join(" ")} exited (${code})`)));
   });
   return { child, port };
 }
 
-/** Round trips per second with a bare net client: the wire's limit on this machine. */
-async function rawRate(port: number): Promise<number> {
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, "exit");
+  child.kill("SIGTERM");
+  await exited;
+}
+
+const pingLine = (id: number) => `{"jsonrpc":"${contract.jsonrpc}","id":${id},"method":"ping","params":{}}\n`;
+
+/** Round trips per second, and this process's CPU time (user + system) per round trip in microseconds. */
+interface Rate {
+  perSecond: number;
+  cpuUs: number;
+}
+
+const cpuUs = (since: NodeJS.CpuUsage) => {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / ROUND_TRIPS;
+};
+
+/** A bare net client: one data listener for the whole run, counting LFs. */
+async function rawRate(port: number): Promise<Rate> {
   const socket = connect({ host: "127.0.0.1", port, noDelay: true });
-  await new Promise((r) => socket.once("connect", r));
-  let buffered = "";
+  await once(socket, "connect");
+  let received = 0;
+  let wanted = 0;
+  let wake: (() => void) | undefined;
+  socket.on("data", (d: Buffer) => {
+    for (let at = d.indexOf(0x0a); at !== -1; at = d.indexOf(0x0a, at + 1)) received++;
+    if (wake && received >= wanted) {
+      const w = wake;
+      wake = undefined;
+      w();
+    }
+  });
+  const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < ROUND_TRIPS; i++) {
-    socket.write(`{"jsonrpc":"2.0","id":${i},"method":"ping","params":{}}\n`);
-    await new Promise<void>((resolve) => {
-      const onData = (d: Buffer) => {
-        buffered += d.toString("utf8");
-        const nl = buffered.indexOf("\n");
-        if (nl === -1) return;
-        buffered = buffered.slice(nl + 1);
-        socket.off("data", onData);
-        resolve();
-      };
-      socket.on("data", onData);
-    });
+    wanted = i + 1;
+    socket.write(pingLine(i));
+    if (received < wanted) await new Promise<void>((resolve) => (wake = resolve));
   }
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  const cpu = cpuUs(cpu0);
   socket.destroy();
-  return ROUND_TRIPS / seconds;
+  return { perSecond: ROUND_TRIPS / seconds, cpuUs: cpu };
 }
 
-/** Round trips per second through the tool's Connection (transcript off, as in a bench; on, as in a run). */
-async function toolRate(port: number, record: boolean): Promise<number> {
-  const conn = await Connection.open("127.0.0.1", port, { maxLineBytes: 1_048_576, connectTimeoutMs: 2000, record });
-  const t0 = process.hrtime.bigint();
-  for (let i = 0; i < ROUND_TRIPS; i++) {
-    const r = await conn.exchange(`{"jsonrpc":"2.0","id":${i},"method":"ping","params":{}}`, 2000);
-    if (r.kind !== "line") throw new Error(`round trip ${i}: ${r.kind}`);
-    if (record && conn.transcript.length > 1000) conn.transcript.length = 0;
+/** Harness.call inside one case, with a Harness built as the runner builds one per check. */
+async function toolRate(port: number): Promise<Rate> {
+  const harness = new Harness({
+    contract,
+    endpoint: { host: "127.0.0.1", port },
+    timeoutMs: 2000,
+    runs: 100,
+    timeBudgetMs: 20_000,
+    seed: 1,
+    deadline: Date.now() + 120_000,
+  });
+  let seconds = 0;
+  let cpu = 0;
+  const finding = await harness.runCase(async () => {
+    const conn = await harness.session();
+    const cpu0 = process.cpuUsage();
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < ROUND_TRIPS; i++) {
+      const reply = await harness.call(conn, { jsonrpc: contract.jsonrpc, id: i, method: "ping", params: {} });
+      if (reply.kind !== "response" || (reply.response.result as { ok?: unknown } | undefined)?.ok !== true)
+        return { verdict: "error", message: `round trip ${i}: no pong` };
+    }
+    seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    cpu = cpuUs(cpu0);
+    return { verdict: "pass", message: "" };
+  });
+  harness.stop();
+  if (finding.verdict !== "pass") throw new Error(finding.message);
+  return { perSecond: ROUND_TRIPS / seconds, cpuUs: cpu };
+}
+
+const bridges: [string, string, string[]][] = [
+  ["Node reference bridge", process.execPath, [here("../bridges/reference/cli.js")]],
+  ["Python bridge (bench/pyBridge.py)", "python3", [join(root, "bench/pyBridge.py")]],
+];
+for (const [name, cmd, args] of bridges) {
+  const bridge = await startChild(cmd, args);
+  await rawRate(bridge.port); // warm-up pair, not counted
+  await toolRate(bridge.port);
+  const raw: Rate[] = [];
+  const tool: Rate[] = [];
+  for (let i = 0; i < PAIRS; i++) {
+    raw.push(await rawRate(bridge.port));
+    tool.push(await toolRate(bridge.port));
   }
-  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  conn.close();
-  return ROUND_TRIPS / seconds;
+  await stopChild(bridge.child);
+  const info = { unit: "", digits: 0, target: "(information)" };
+  const cpu = { unit: " µs", digits: 1, target: "(information)" };
+  figure({ figure: `1. ${name}: raw net client, round trips/s`, samples: raw.map((r) => r.perSecond), ...info });
+  figure({ figure: `   ${name}: Harness.call, round trips/s`, samples: tool.map((r) => r.perSecond), ...info });
+  figure({
+    figure: `   ${name}: Harness.call / raw (paired)`,
+    samples: tool.map((t, i) => t.perSecond / raw[i]!.perSecond),
+    unit: "",
+    digits: 2,
+    target: ">= 0.90",
+    ok: (m) => m >= 0.9,
+  });
+  figure({ figure: `   ${name}: raw, client CPU per round trip`, samples: raw.map((r) => r.cpuUs), ...cpu });
+  figure({ figure: `   ${name}: Harness.call, client CPU per round trip`, samples: tool.map((r) => r.cpuUs), ...cpu });
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+// ---------------------------------------------------------------------------------------------
+// 2. Wall time of the CLI against the built-in bridge (process start included), and of --list
 
-function timeCli(profile: string): number {
-  const t0 = Date.now();
-  execFileSync(process.execPath, [here("../bin.js"), "--profile", profile, "--seed", "1"], { stdio: "ignore" });
-  return (Date.now() - t0) / 1000;
+interface CheckCost {
+  id: string;
+  durationMs: number;
 }
+
+/** Runs the CLI that failed (another session rebuilding dist/ under it, say) that are tried again, and why. */
+const retried: string[] = [];
+
+/** Wall seconds of one CLI run; a run that exits non-zero is tried again (twice at most), and then kept. */
+function timeCli(args: string[]): number {
+  for (let attempt = 1; ; attempt++) {
+    const t0 = process.hrtime.bigint();
+    const r = spawnSync(process.execPath, [here("../bin.js"), ...args], { stdio: "ignore" });
+    const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    if (r.status === 0) return seconds;
+    const what = `${args.join(" ")} exited ${r.status ?? r.signal} after ${seconds.toFixed(2)} s`;
+    retried.push(attempt < 3 ? `${what} (run again)` : `${what} (kept)`);
+    console.log(`note: ${retried.at(-1)}`);
+    if (attempt >= 3) return seconds;
+  }
+}
+
+const reports = join(tmpdir(), `aicontrol-bench-${process.pid}`);
+mkdirSync(reports, { recursive: true });
+// ---------------------------------------------------------------------------------------------
+// Per-check cost, measured first so the shards below are dealt by this run's table: each check
+// alone on a fresh bridge (its own set-up included, none borrowed from checks before it, none
+// slowed by checks beside it), which is what makes costs add up the way the deal assumes.
+
+const COST_ROUNDS = 3;
+const listed = JSON.parse(
+  spawnSync(process.execPath, [here("../bin.js"), "--list", "--json", "-"], { encoding: "utf8" }).stdout,
+) as { checks: { id: string }[] }[];
+const ids = [...new Set(listed.flatMap((rule) => rule.checks.map((c) => c.id)))].sort();
+const costs: Record<string, number> = {};
+for (const id of ids) {
+  const xs: number[] = [];
+  for (let round = 0; round < COST_ROUNDS; round++) {
+    const json = join(reports, "alone.json");
+    rmSync(json, { force: true });
+    timeCli(["--profile", "standard", "--seed", String(round + 1), "--check", id, "--json", json]);
+    if (!existsSync(json)) continue;
+    const report = JSON.parse(readFileSync(json, "utf8")) as { rules: { checks: CheckCost[] }[] };
+    const ms = report.rules.flatMap((r) => r.checks).find((c) => c.id === id)?.durationMs;
+    if (typeof ms === "number") xs.push(ms);
+  }
+  if (xs.length) costs[id] = Math.round(median(xs));
+}
+const slowest = Object.entries(costs)
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, 10);
+console.log(`\n   the ten slowest checks (each alone on a fresh bridge, median of ${COST_ROUNDS}):`);
+for (const [id, ms] of slowest) console.log(`   ${String(ms).padStart(6)} ms  ${id}`);
+if (save && Object.keys(costs).length > 0) {
+  const table = {
+    profile: "standard",
+    measuredAt: startedAt.toISOString(),
+    commit,
+    measured: "each check alone",
+    costs,
+  };
+  const text = `${JSON.stringify(table, null, 2)}\n`;
+  writeFileSync(join(root, "runner/check-costs.json"), text);
+  if (existsSync(join(root, "dist/runner")))
+    copyFileSync(join(root, "runner/check-costs.json"), here("../runner/check-costs.json"));
+}
+
+const wall: Record<"list" | "startup" | "quick" | "standard" | "slowestShard" | "thorough", number[]> = {
+  list: [],
+  startup: [],
+  quick: [],
+  standard: [],
+  slowestShard: [],
+  thorough: [],
+};
+const SHARDS = 4;
+for (let round = 0; round < ROUNDS; round++) {
+  const seed = String(round + 1);
+  wall.list.push(timeCli(["--list"]));
+  wall.quick.push(timeCli(["--profile", "quick", "--seed", seed]));
+  wall.list.push(timeCli(["--list"]));
+  wall.standard.push(timeCli(["--profile", "standard", "--seed", seed]));
+  // Start-up: the process, the built-in bridge, preflight and one round trip.
+  wall.startup.push(timeCli(["--rules", "method.ping", "--seed", seed]));
+  const shards = Array.from({ length: SHARDS }, (_, i) =>
+    timeCli(["--profile", "standard", "--seed", seed, "--shard", `${i + 1}/${SHARDS}`]),
+  );
+  wall.slowestShard.push(Math.max(...shards));
+  if (round < THOROUGH_ROUNDS) wall.thorough.push(timeCli(["--profile", "thorough", "--seed", seed]));
+  console.log(`   profiles: round ${round + 1} of ${ROUNDS} done`);
+}
+rmSync(reports, { recursive: true, force: true });
+const seconds = { unit: " s", digits: 2 };
+figure({
+  figure: "2. quick profile, wall time",
+  samples: wall.quick,
+  ...seconds,
+  target: "<= 2.5 s",
+  ok: (m) => m <= 2.5,
+});
+figure({
+  figure: "   standard profile (--json), wall time",
+  samples: wall.standard,
+  ...seconds,
+  target: "<= 8 s",
+  ok: (m) => m <= 8,
+});
+figure({
+  figure: "   start-up (--rules method.ping), wall time",
+  samples: wall.startup,
+  ...seconds,
+  target: "(information)",
+});
+figure({
+  figure: `   slowest of ${SHARDS} standard shards, wall time`,
+  samples: wall.slowestShard,
+  ...seconds,
+  target: `<= 1.3 x standard/${SHARDS} + start-up = ${(1.3 * (median(wall.standard) / SHARDS) + median(wall.startup)).toFixed(2)} s`,
+  ok: (m) => m <= 1.3 * (median(wall.standard) / SHARDS) + median(wall.startup),
+});
+figure({
+  figure: "   thorough profile, wall time",
+  samples: wall.thorough,
+  ...seconds,
+  target: "<= 60 s",
+  ok: (m) => m <= 60,
+});
+figure({
+  figure: "   --list, wall time",
+  samples: wall.list,
+  ...seconds,
+  digits: 3,
+  target: "<= 0.3 s",
+  ok: (m) => m <= 0.3,
+});
+
+// ---------------------------------------------------------------------------------------------
+// 3. Peak RSS while a 256 MiB line with no LF streams in (and 256 MiB streams out)
 
 function rssKiB(args: string[]): number {
   const out = execFileSync(process.execPath, [here("./memoryProbe.js"), ...args], { encoding: "utf8" });
   return (JSON.parse(out.trim().split("\n").at(-1)!) as { maxRssKiB: number }).maxRssKiB;
 }
+
+const streamer = await startChild(process.execPath, [here("./streamer.js"), String(256 * 1_048_576)]);
+const idle = rssKiB(["idle"]) / 1024;
+const streaming = rssKiB(["stream", String(streamer.port)]) / 1024;
+await stopChild(streamer.child);
+const mib = { unit: " MiB", digits: 1 };
+figure({ figure: "3. peak RSS idle", samples: [idle], ...mib, target: "(baseline)" });
+figure({
+  figure: "   peak RSS streaming 256 MiB without LF",
+  samples: [streaming],
+  ...mib,
+  target: `<= baseline + 20 MiB`,
+  ok: (m) => m - idle <= 20,
+});
+
+// ---------------------------------------------------------------------------------------------
+// 4. Generated cases per second (information)
 
 function casesPerSecond(arb: fc.Arbitrary<unknown>): number {
   let cases = 0;
@@ -92,45 +384,6 @@ function casesPerSecond(arb: fc.Arbitrary<unknown>): number {
   return cases / ((Date.now() - t0) / 1000);
 }
 
-const rows: [string, string, string, string][] = [];
-const row = (figure: string, value: string, target: string, ok: boolean | undefined) => {
-  rows.push([figure, value, target, ok === undefined ? "" : ok ? "met" : "MISSED"]);
-  console.log(
-    `${figure.padEnd(48)} ${value.padStart(14)}   target ${target}${ok === undefined ? "" : ok ? "   met" : "   MISSED"}`,
-  );
-};
-
-// 1. Sequential request rate, tool vs raw, alternating to share the machine's noise.
-const fast = await startChild("./fastBridge.js");
-const raw: number[] = [];
-const tool: number[] = [];
-for (let i = 0; i < 5; i++) {
-  raw.push(await rawRate(fast.port));
-  tool.push(await toolRate(fast.port, false));
-}
-const recorded = await toolRate(fast.port, true);
-fast.child.kill();
-row("1. round trips/s, raw net client", median(raw).toFixed(0), "the wire's limit", undefined);
-row("   round trips/s, tool Connection", median(tool).toFixed(0), ">= 0.9 of raw", median(tool) / median(raw) >= 0.9);
-row("   ratio tool / raw", (median(tool) / median(raw)).toFixed(2), ">= 0.90", median(tool) / median(raw) >= 0.9);
-row("   round trips/s, tool with transcript", recorded.toFixed(0), "(as in a run)", undefined);
-
-// 2. Wall time of the profiles against the built-in reference bridge (process start included).
-const quick = timeCli("quick");
-row("2. quick profile, wall time", `${quick.toFixed(1)} s`, "< 10 s", quick < 10);
-const standard = timeCli("standard");
-row("   standard profile, wall time", `${standard.toFixed(1)} s`, "< 60 s", standard < 60);
-
-// 3. Peak RSS while a 256 MiB line with no LF streams in (and 256 MiB streams out).
-const streamer = await startChild("./streamer.js", [String(256 * 1_048_576)]);
-const idle = rssKiB(["idle"]);
-const streaming = rssKiB(["stream", String(streamer.port)]);
-streamer.child.kill();
-const overMiB = (streaming - idle) / 1024;
-row("3. peak RSS idle (MiB)", (idle / 1024).toFixed(1), "baseline", undefined);
-row("   peak RSS streaming 256 MiB no-LF (MiB)", (streaming / 1024).toFixed(1), "<= baseline + 20", overMiB <= 20);
-
-// 4. Generated cases per second.
 const generators: [string, fc.Arbitrary<unknown>][] = [
   ["malformedUtf8", malformedUtf8()],
   ["nonStandardJson", nonStandardJson()],
@@ -143,17 +396,42 @@ const generators: [string, fc.Arbitrary<unknown>][] = [
   ["command", command({ illTyped: true })],
 ];
 for (const [name, arb] of generators)
-  row(`4. ${name} cases/s`, casesPerSecond(arb).toFixed(0), "(information)", undefined);
+  figure({
+    figure: `4. ${name}, cases/s`,
+    samples: [casesPerSecond(arb)],
+    unit: "",
+    digits: 0,
+    target: "(information)",
+  });
 
-// Keep every run in BENCHMARKS.md, newest first, so regressions show.
-const file = here("../../BENCHMARKS.md");
+// ---------------------------------------------------------------------------------------------
+// BENCHMARKS.md: every run kept, newest first, right under the title
+
+const file = join(root, "BENCHMARKS.md");
 const header =
   "# Benchmarks\n\n`npm run bench` appends a run here, newest first. Figures are from this project's 2-core machine unless noted.\n";
-const previous = existsSync(file) ? readFileSync(file, "utf8").replace(header, "") : "";
+const cell = (f: Figure, x: number) => (f.samples.length > 1 ? fmt(x, f) : "");
 const table = [
-  "| figure | value | target | |",
-  "| --- | ---: | --- | --- |",
-  ...rows.map((r) => `| ${r.join(" | ")} |`),
+  "| figure | median | min | max | n | target | |",
+  "| --- | ---: | ---: | ---: | ---: | --- | --- |",
+  ...figures.map(
+    (f) =>
+      `| ${f.figure.trim()} | ${fmt(median(f.samples), f)} | ${cell(f, Math.min(...f.samples))} | ${cell(f, Math.max(...f.samples))} | ${f.samples.length} | ${f.target} | ${verdictOf(f)} |`,
+  ),
 ].join("\n");
-const section = `\n## ${new Date().toISOString()} · node ${process.version} · ${cpus().length} cores\n\nCommand: \`npm run bench\`\n\n${table}\n`;
-if (!process.argv.includes("--no-save")) writeFileSync(file, header + section + previous);
+const section = [
+  `\n## ${startedAt.toISOString()}\n`,
+  `- commit: ${commit}${dirty ? "+dirty" : ""}`,
+  `- machine: ${machine}`,
+  `- method: ${ROUND_TRIPS} ping round trips per sample, raw and Harness.call alternated (one warm-up pair, then ${PAIRS} pairs) on each bridge in a child process; profiles alternated (${ROUNDS} quick, ${ROUNDS} standard, ${wall.thorough.length} thorough; seeds 1..${ROUNDS}), --list twice per round, start-up and the ${SHARDS} standard shards (run one after another) once per round; ${retried.length ? `CLI runs that exited non-zero: ${retried.join("; ")}; ` : ""}per-check costs (each check alone on a fresh bridge, median of ${COST_ROUNDS}, measured before the shards, which are dealt by them) in runner/check-costs.json (ten slowest: ${slowest.map(([id, ms]) => `${id} ${ms} ms`).join(", ")})\n`,
+  table,
+  "",
+].join("\n");
+if (save) {
+  const previous = existsSync(file) ? readFileSync(file, "utf8") : header;
+  const rest = previous.startsWith(header) ? previous.slice(header.length) : `\n${previous}`;
+  writeFileSync(file, header + section + rest);
+  // The table as the project's formatter lays it out, so the linter stays clean after a run.
+  spawnSync(join(root, "node_modules/.bin/biome"), ["format", "--write", file], { cwd: root, stdio: "ignore" });
+  console.log("\nappended to BENCHMARKS.md; costs written to runner/check-costs.json");
+}
