@@ -314,7 +314,7 @@ figure({
   ok: (m) => m <= 2.5,
 });
 figure({
-  figure: "   standard profile (--json), wall time",
+  figure: "   standard profile, wall time",
   samples: wall.standard,
   ...seconds,
   target: "<= 8 s",
