@@ -37,21 +37,29 @@ export function oversizedLine(constraints: OversizedLineConstraints = {}): fc.Ar
 
 /** A request padded with whitespace to exactly `payload` bytes (before the LF). */
 export function paddedRequest(payload: number, id: unknown = "padded"): Buffer {
-  const head = `{"jsonrpc":${JSONRPC},"id":${JSON.stringify(id)},"method":"ping","params":{}`;
-  if (payload < head.length + 1) throw new RangeError(`payload of ${payload} bytes is too small for a request`);
-  const out = Buffer.alloc(payload, 0x20);
-  out.write(head, 0, "utf8");
-  out[payload - 1] = 0x7d; // "}"
+  return padded(payload, id, 0);
+}
+
+/** The bytes of an oversized line, LF included: built in one buffer, as they are a megabyte and made for every case. */
+export function oversizedBytes(line: OversizedLine, maxLineBytes = contract.limits.maxLineBytes): Buffer {
+  if (!line.tail) return padded(maxLineBytes + line.excess, "oversized", 1);
+  // Everything up to the limit is an unfinished request; the tail after it is a complete one.
+  const tail = `{"jsonrpc":${JSONRPC},"id":"${TAIL_ID}","method":"ping","params":{}}\n`;
+  const prefix = `{"jsonrpc":${JSONRPC},"id":"oversized","method":"ping","params":{"pad":"`;
+  const head = maxLineBytes + Math.max(0, line.excess - (tail.length - 1));
+  const out = Buffer.allocUnsafe(head + tail.length).fill(0x61, 0, head); // "a": inside an unfinished string
+  out.write(prefix, 0, "latin1");
+  out.write(tail, head, "latin1");
   return out;
 }
 
-/** The bytes of an oversized line, LF included. */
-export function oversizedBytes(line: OversizedLine, maxLineBytes = contract.limits.maxLineBytes): Buffer {
-  if (!line.tail) return Buffer.concat([paddedRequest(maxLineBytes + line.excess, "oversized"), Buffer.from("\n")]);
-  // Everything up to the limit is an unfinished request; the tail after it is a complete one.
-  const tail = Buffer.from(`{"jsonrpc":${JSONRPC},"id":"${TAIL_ID}","method":"ping","params":{}}`);
-  const prefix = `{"jsonrpc":${JSONRPC},"id":"oversized","method":"ping","params":{"pad":"`;
-  const head = Buffer.alloc(maxLineBytes + Math.max(0, line.excess - tail.length), 0x61); // "a": inside an unfinished string
-  head.write(prefix, 0, "utf8");
-  return Buffer.concat([head, tail, Buffer.from("\n")]);
+/** A ping padded with spaces to `payload` bytes, and `lf` line feeds after it. */
+function padded(payload: number, id: unknown, lf: 0 | 1): Buffer {
+  const head = `{"jsonrpc":${JSONRPC},"id":${JSON.stringify(id)},"method":"ping","params":{}`;
+  if (payload < head.length + 1) throw new RangeError(`payload of ${payload} bytes is too small for a request`);
+  const out = Buffer.allocUnsafe(payload + lf).fill(0x20, 0, payload);
+  out.write(head, 0, "utf8");
+  out[payload - 1] = 0x7d; // "}"
+  if (lf) out[payload] = 0x0a;
+  return out;
 }

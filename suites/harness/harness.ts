@@ -151,9 +151,11 @@ export class Harness implements CheckContext {
       ? request
       : Buffer.from(`${raw ? request : JSON.stringify(request)}\n`, "utf8");
     // The id as it travels (JSON.stringify turns -0 into 0, drops undefined, ...).
-    const sentId = raw
-      ? null
-      : ((JSON.parse(JSON.stringify({ id: (request as { id?: unknown }).id })) as { id?: unknown }).id ?? null);
+    const id = raw ? null : (request as { id?: unknown }).id;
+    const sentId =
+      typeof id === "string" || id === null || (Number.isFinite(id) && !Object.is(id, -0))
+        ? id
+        : ((JSON.parse(JSON.stringify({ id })) as { id?: unknown }).id ?? null);
     await conn.write(bytes, { splitAt: options.splitAt, delayMs: options.delayMs });
     return this.read(conn, { expectId: sentId, ...options });
   }

@@ -87,7 +87,8 @@ export function judgeResponse(
     [contract.codes["error.parse"], contract.codes["error.invalid-request"]].includes(
       (r.error as { code: number }).code,
     );
-  if (!expect.anyId && !isDeepStrictEqual(r.id, expectedId) && !(expect.orNullId && r.id === null) && !unreadable) {
+  const echoed = Object.is(r.id, expectedId) || isDeepStrictEqual(r.id, expectedId); // the same value is the common case
+  if (!expect.anyId && !echoed && !(expect.orNullId && r.id === null) && !unreadable) {
     throw envelope(
       "The response does not echo the request id as the same JSON value and type.",
       `"id":${clip(JSON.stringify(expectedId), 120)}`,
@@ -111,7 +112,8 @@ export function repeatedName(text: string): string | undefined {
       for (at++; at < text.length && text[at] !== '"'; at++) if (text[at] === "\\") at++;
       const names = objects[objects.length - 1];
       if (expectKey && names) {
-        const name = JSON.parse(text.slice(start, at + 1)) as string;
+        const raw = text.slice(start + 1, at);
+        const name = raw.includes("\\") ? (JSON.parse(`"${raw}"`) as string) : raw;
         if (names.has(name)) return name;
         names.add(name);
       }

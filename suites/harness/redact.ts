@@ -40,7 +40,10 @@ export function redactor(token: string | undefined): Redactor {
       .split(REDACTED)
       .map((part) => part.replace(textPattern, REDACTED))
       .join(REDACTED);
+  const byteForms = forms.map((f) => Buffer.from(f, "utf8"));
   const bytes = (value: Buffer) => {
+    // Most bytes hold no token: a search for each form is far cheaper than copying megabytes into text.
+    if (!byteForms.some((f) => value.includes(f))) return value;
     const latin1 = value.toString("latin1");
     const out = latin1.replace(bytePattern, Buffer.from(REDACTED, "utf8").toString("latin1"));
     return out === latin1 ? value : Buffer.from(out, "latin1");
