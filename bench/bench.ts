@@ -7,7 +7,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSyn
 import { connect } from "node:net";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import fc from "fast-check";
 import { badEnvelope } from "../generators/badEnvelope.js";
 import { command } from "../generators/command.js";
@@ -20,6 +20,7 @@ import { unknownMethod } from "../generators/unknownMethod.js";
 import { validRequest } from "../generators/validRequest.js";
 import { contract } from "../protocol/contract.js";
 import { Harness } from "../suites/harness/harness.js";
+import { allChecks } from "../suites/index.js";
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const root = here("../../");
@@ -222,10 +223,10 @@ interface CheckCost {
 const retried: string[] = [];
 
 /** Wall seconds of one CLI run; a run that exits non-zero is tried again (twice at most), and then kept. */
-function timeCli(args: string[]): number {
+function timeCli(args: string[], node: string[] = [], env = process.env): number {
   for (let attempt = 1; ; attempt++) {
     const t0 = process.hrtime.bigint();
-    const r = spawnSync(process.execPath, [here("../bin.js"), ...args], { stdio: "ignore" });
+    const r = spawnSync(process.execPath, [...node, here("../bin.js"), ...args], { stdio: "ignore", env });
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
     if (r.status === 0) return seconds;
     const what = `${args.join(" ")} exited ${r.status ?? r.signal} after ${seconds.toFixed(2)} s`;
@@ -240,26 +241,60 @@ mkdirSync(reports, { recursive: true });
 // ---------------------------------------------------------------------------------------------
 // Per-check cost, measured first so the shards below are dealt by this run's table: each check
 // alone on a fresh bridge (its own set-up included, none borrowed from checks before it, none
-// slowed by checks beside it), which is what makes costs add up the way the deal assumes.
+// slowed by checks beside it), which is what makes costs add up the way the deal assumes. Checks
+// that share a costly bridge state are dealt to one shard together, so they are measured together:
+// the first makes the state, the others take it over, as in their shard. Besides its wall time,
+// each check's CPU time (the run's, less a run of one cheap check): checks beside each other in a
+// pool overlap their waits, but not their CPU, which the built-in bridge shares.
 
 const COST_ROUNDS = 3;
-const listed = JSON.parse(
-  spawnSync(process.execPath, [here("../bin.js"), "--list", "--json", "-"], { encoding: "utf8" }).stdout,
-) as { checks: { id: string }[] }[];
-const ids = [...new Set(listed.flatMap((rule) => rule.checks.map((c) => c.id)))].sort();
+const cpuFile = join(reports, "cpu.txt");
+/** One CLI run's report (or undefined) and its CPU time in ms. */
+const measuredRun = (args: string[]) => {
+  const json = join(reports, "run.json");
+  rmSync(json, { force: true });
+  rmSync(cpuFile, { force: true });
+  timeCli([...args, "--json", json], ["--import", pathToFileURL(here("./cpuProbe.js")).href], {
+    ...process.env,
+    AICONTROL_BENCH_CPU: cpuFile,
+  });
+  const report = existsSync(json)
+    ? (JSON.parse(readFileSync(json, "utf8")) as { durationMs: number; rules: { checks: CheckCost[] }[] })
+    : undefined;
+  return { report, cpuMs: existsSync(cpuFile) ? Number(readFileSync(cpuFile, "utf8")) : Number.NaN };
+};
+const aroundCpu = median(Array.from({ length: COST_ROUNDS }, () => measuredRun(["--rules", "method.ping"]).cpuMs));
+const together = new Map<string, string[]>();
+for (const check of allChecks) {
+  const key = check.state ? `state:${check.state}` : check.id;
+  together.set(key, [...(together.get(key) ?? []), check.id]);
+}
 const costs: Record<string, number> = {};
-for (const id of ids) {
-  const xs: number[] = [];
+const cpu: Record<string, number> = {};
+for (const ids of together.values()) {
+  const walls = new Map<string, number[]>(ids.map((id) => [id, []]));
+  const cpus = new Map<string, number[]>(ids.map((id) => [id, []]));
   for (let round = 0; round < COST_ROUNDS; round++) {
-    const json = join(reports, "alone.json");
-    rmSync(json, { force: true });
-    timeCli(["--profile", "standard", "--seed", String(round + 1), "--check", id, "--json", json]);
-    if (!existsSync(json)) continue;
-    const report = JSON.parse(readFileSync(json, "utf8")) as { rules: { checks: CheckCost[] }[] };
-    const ms = report.rules.flatMap((r) => r.checks).find((c) => c.id === id)?.durationMs;
-    if (typeof ms === "number") xs.push(ms);
+    const seed = String(round + 1);
+    const { report, cpuMs } = measuredRun([
+      "--profile",
+      "standard",
+      "--seed",
+      seed,
+      ...ids.flatMap((id) => ["--check", id]),
+    ]);
+    if (!report) continue;
+    // A check of several rules is listed under each of them: it is counted once.
+    const listed = new Map(report.rules.flatMap((r) => r.checks).map((c) => [c.id, c.durationMs]));
+    const total = [...listed.values()].reduce((a, b) => a + b, 0);
+    for (const [id, ms] of listed) {
+      walls.get(id)?.push(ms);
+      // Checks measured together share the run's CPU in proportion to their wall times.
+      if (Number.isFinite(cpuMs)) cpus.get(id)?.push(Math.max(0, cpuMs - aroundCpu) * (total ? ms / total : 1));
+    }
   }
-  if (xs.length) costs[id] = Math.round(median(xs));
+  for (const [id, ms] of walls) if (ms.length) costs[id] = Math.round(median(ms));
+  for (const [id, ms] of cpus) if (ms.length) cpu[id] = Math.round(median(ms));
 }
 const slowest = Object.entries(costs)
   .sort((a, b) => b[1] - a[1])
@@ -271,8 +306,9 @@ if (save && Object.keys(costs).length > 0) {
     profile: "standard",
     measuredAt: startedAt.toISOString(),
     commit,
-    measured: "each check alone",
+    measured: "each check alone on a fresh bridge, or with the checks that share its bridge state; cpu: its CPU time",
     costs,
+    cpu,
   };
   const text = `${JSON.stringify(table, null, 2)}\n`;
   writeFileSync(join(root, "runner/check-costs.json"), text);
@@ -423,7 +459,7 @@ const section = [
   `\n## ${startedAt.toISOString()}\n`,
   `- commit: ${commit}${dirty ? "+dirty" : ""}`,
   `- machine: ${machine}`,
-  `- method: ${ROUND_TRIPS} ping round trips per sample, raw and Harness.call alternated (one warm-up pair, then ${PAIRS} pairs) on each bridge in a child process; profiles alternated (${ROUNDS} quick, ${ROUNDS} standard, ${wall.thorough.length} thorough; seeds 1..${ROUNDS}), --list twice per round, start-up and the ${SHARDS} standard shards (run one after another) once per round; ${retried.length ? `CLI runs that exited non-zero: ${retried.join("; ")}; ` : ""}per-check costs (each check alone on a fresh bridge, median of ${COST_ROUNDS}, measured before the shards, which are dealt by them) in runner/check-costs.json (ten slowest: ${slowest.map(([id, ms]) => `${id} ${ms} ms`).join(", ")})\n`,
+  `- method: ${ROUND_TRIPS} ping round trips per sample, raw and Harness.call alternated (one warm-up pair, then ${PAIRS} pairs) on each bridge in a child process; profiles alternated (${ROUNDS} quick, ${ROUNDS} standard, ${wall.thorough.length} thorough; seeds 1..${ROUNDS}), --list twice per round, start-up and the ${SHARDS} standard shards (run one after another) once per round; ${retried.length ? `CLI runs that exited non-zero: ${retried.join("; ")}; ` : ""}per-check costs (wall and CPU time of each check alone on a fresh bridge, or with the checks that share its bridge state, median of ${COST_ROUNDS}, measured before the shards, which are dealt by them) in runner/check-costs.json (ten slowest: ${slowest.map(([id, ms]) => `${id} ${ms} ms`).join(", ")})\n`,
   table,
   "",
 ].join("\n");

@@ -37,6 +37,12 @@ describe("--shard and --merge", () => {
     expect(seen[0]!.size + seen[1]!.size + seen[2]!.size).toBe(union.size);
     expect(union.size).toBe(allChecks.filter((c) => !c.rules.every((r) => r === "method.events")).length);
     expect(shards[0]!.rules.some((r) => r.reason?.startsWith("checked in another shard"))).toBe(true);
+    // Checks that share a costly bridge state go to one shard, which makes it once for them all.
+    const sharing = allChecks.filter((c) => c.state === "history" && union.has(c.id)).map((c) => c.id);
+    expect(sharing.length).toBeGreaterThan(1);
+    expect(seen.filter((s) => sharing.some((id) => s.has(id))).map((s) => sharing.every((id) => s.has(id)))).toEqual([
+      true,
+    ]);
 
     const merged = join(dir, "merged.json");
     const m = await cli(["--merge", ...files, "--json", merged]);

@@ -52,11 +52,20 @@ export interface Check {
    * inconclusive, not failed.
    */
   needs?: readonly Duty[];
+  /**
+   * Bridge state the check makes, or takes over where an earlier check made it: a history
+   * fuller than the page limit costs hundreds of completions, made once in a run. Shards keep
+   * the checks of one state together, so each state is still made once.
+   */
+  state?: SharedState;
   run(ctx: CheckContext): Promise<Finding>;
 }
 
 /** A duty a bridge serves that later checks rely on. */
 export type Duty = "completions";
+
+/** Bridge state that is costly to make and that checks share: "history", a full event history. */
+export type SharedState = "history";
 
 /** The requirement a check judges, in the contract's words. */
 export function requirementOf(check: Check, contract: Contract): string {

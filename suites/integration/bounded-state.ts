@@ -193,6 +193,7 @@ export const historyExact: Check = {
   id: "integration.bounded-state/history-exact",
   rules: ["integration.bounded-state", "method.status", "method.events"],
   needs: ["completions"],
+  state: "history",
   description:
     "Makes sure more than maxEvents events have existed (completing commands, paced by the queue, only as many " +
     "as the history lacks), then reads the whole history from the start, paging with the cursor, and status in " +

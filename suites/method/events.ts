@@ -370,6 +370,7 @@ export const historyBound: Check = {
   id: "method.events/history-bound",
   rules: ["method.events", "integration.bounded-state"],
   needs: ["completions"],
+  state: "history",
   description:
     "Completes maxEvents + 5 commands (paced by the queue and the history) and checks the events before them are " +
     "gone and the retained count, read page by page, stays within maxEvents.",
@@ -425,6 +426,7 @@ export const limitMax: Check = {
   id: "method.events/limit-max",
   rules: ["method.events"],
   needs: ["completions"],
+  state: "history",
   description:
     "With more events retained than the clamp's upper edge (made, where maxEvents and the time budget allow), " +
     "reads after 0 with limits just below, at and above that edge and far above it: each page holds exactly the " +
