@@ -7,7 +7,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSyn
 import { connect } from "node:net";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { badEnvelope } from "../generators/badEnvelope.js";
 import { command } from "../generators/command.js";
@@ -223,10 +223,10 @@ interface CheckCost {
 const retried: string[] = [];
 
 /** Wall seconds of one CLI run; a run that exits non-zero is tried again (twice at most), and then kept. */
-function timeCli(args: string[], node: string[] = [], env = process.env): number {
+function timeCli(args: string[]): number {
   for (let attempt = 1; ; attempt++) {
     const t0 = process.hrtime.bigint();
-    const r = spawnSync(process.execPath, [...node, here("../bin.js"), ...args], { stdio: "ignore", env });
+    const r = spawnSync(process.execPath, [here("../bin.js"), ...args], { stdio: "ignore" });
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
     if (r.status === 0) return seconds;
     const what = `${args.join(" ")} exited ${r.status ?? r.signal} after ${seconds.toFixed(2)} s`;
@@ -243,78 +243,82 @@ mkdirSync(reports, { recursive: true });
 // alone on a fresh bridge (its own set-up included, none borrowed from checks before it, none
 // slowed by checks beside it), which is what makes costs add up the way the deal assumes. Checks
 // that share a costly bridge state are dealt to one shard together, so they are measured together:
-// the first makes the state, the others take it over, as in their shard. Besides its wall time,
-// each check's CPU time (the run's, less a run of one cheap check): checks beside each other in a
-// pool overlap their waits, but not their CPU, which the built-in bridge shares.
+// the first makes the state, the others take it over, as in their shard.
 
 const COST_ROUNDS = 3;
-const cpuFile = join(reports, "cpu.txt");
-/** One CLI run's report (or undefined) and its CPU time in ms. */
-const measuredRun = (args: string[]) => {
+interface RunReport {
+  durationMs: number;
+  rules: { checks: CheckCost[] }[];
+}
+/** One CLI run's JSON report, or undefined where it wrote none. */
+const reportOf = (args: string[]): RunReport | undefined => {
   const json = join(reports, "run.json");
   rmSync(json, { force: true });
-  rmSync(cpuFile, { force: true });
-  timeCli([...args, "--json", json], ["--import", pathToFileURL(here("./cpuProbe.js")).href], {
-    ...process.env,
-    AICONTROL_BENCH_CPU: cpuFile,
-  });
-  const report = existsSync(json)
-    ? (JSON.parse(readFileSync(json, "utf8")) as { durationMs: number; rules: { checks: CheckCost[] }[] })
-    : undefined;
-  return { report, cpuMs: existsSync(cpuFile) ? Number(readFileSync(cpuFile, "utf8")) : Number.NaN };
+  timeCli([...args, "--json", json]);
+  return existsSync(json) ? (JSON.parse(readFileSync(json, "utf8")) as RunReport) : undefined;
 };
-const aroundCpu = median(Array.from({ length: COST_ROUNDS }, () => measuredRun(["--rules", "method.ping"]).cpuMs));
 const together = new Map<string, string[]>();
 for (const check of allChecks) {
   const key = check.state ? `state:${check.state}` : check.id;
   together.set(key, [...(together.get(key) ?? []), check.id]);
 }
 const costs: Record<string, number> = {};
-const cpu: Record<string, number> = {};
 for (const ids of together.values()) {
-  const walls = new Map<string, number[]>(ids.map((id) => [id, []]));
-  const cpus = new Map<string, number[]>(ids.map((id) => [id, []]));
+  const xs = new Map<string, number[]>(ids.map((id) => [id, []]));
   for (let round = 0; round < COST_ROUNDS; round++) {
     const seed = String(round + 1);
-    const { report, cpuMs } = measuredRun([
-      "--profile",
-      "standard",
-      "--seed",
-      seed,
-      ...ids.flatMap((id) => ["--check", id]),
-    ]);
-    if (!report) continue;
+    const report = reportOf(["--profile", "standard", "--seed", seed, ...ids.flatMap((id) => ["--check", id])]);
     // A check of several rules is listed under each of them: it is counted once.
-    const listed = new Map(report.rules.flatMap((r) => r.checks).map((c) => [c.id, c.durationMs]));
-    const total = [...listed.values()].reduce((a, b) => a + b, 0);
-    for (const [id, ms] of listed) {
-      walls.get(id)?.push(ms);
-      // Checks measured together share the run's CPU in proportion to their wall times.
-      if (Number.isFinite(cpuMs)) cpus.get(id)?.push(Math.max(0, cpuMs - aroundCpu) * (total ? ms / total : 1));
-    }
+    const listed = new Map(report?.rules.flatMap((r) => r.checks).map((c) => [c.id, c.durationMs]));
+    for (const [id, ms] of listed) xs.get(id)?.push(ms);
   }
-  for (const [id, ms] of walls) if (ms.length) costs[id] = Math.round(median(ms));
-  for (const [id, ms] of cpus) if (ms.length) cpu[id] = Math.round(median(ms));
+  for (const [id, ms] of xs) if (ms.length) costs[id] = Math.round(median(ms));
 }
+
+// Checks without `needs` run in a pool, where they overlap: by how much, in the shards as dealt,
+// is the pool's speed-up, by which the deal divides their costs. It is what the shards' time,
+// less what a run takes outside its checks (a run of one cheap check), leaves for the pooled
+// checks after the serial ones, against what they cost alone.
+const costTable = join(root, "runner/check-costs.json");
+const writeTable = (pooledSpeedup: number) => {
+  const table = {
+    profile: "standard",
+    measuredAt: startedAt.toISOString(),
+    commit,
+    measured: "each check alone on a fresh bridge, or with the checks that share its bridge state",
+    pooledSpeedup: Math.round(pooledSpeedup * 100) / 100,
+    costs,
+  };
+  const text = `${JSON.stringify(table, null, 2)}\n`;
+  writeFileSync(costTable, text);
+  if (existsSync(join(root, "dist/runner"))) copyFileSync(costTable, here("../runner/check-costs.json"));
+};
+const SHARDS = 4;
+const costOf = (pooled: boolean) =>
+  allChecks.filter((c) => !c.needs?.length === pooled).reduce((total, c) => total + (costs[c.id] ?? 0), 0);
+const before = existsSync(costTable) ? (JSON.parse(readFileSync(costTable, "utf8")) as { pooledSpeedup?: number }) : {};
+let pooledSpeedup = before.pooledSpeedup ?? 1;
+const tableBackup = existsSync(costTable) ? readFileSync(costTable, "utf8") : undefined;
+writeTable(pooledSpeedup); // the shards below are dealt by this run's costs
+const aroundMs = median(
+  Array.from({ length: COST_ROUNDS }, () => reportOf(["--rules", "method.ping"])?.durationMs ?? 0),
+);
+const shardMs = Array.from(
+  { length: SHARDS },
+  (_, i) => reportOf(["--profile", "standard", "--seed", "1", "--shard", `${i + 1}/${SHARDS}`])?.durationMs ?? 0,
+).reduce((a, b) => a + b, 0);
+pooledSpeedup = Math.max(1, costOf(true) / Math.max(1, shardMs - SHARDS * aroundMs - costOf(false)));
+console.log(
+  `\n   pool speed-up ${pooledSpeedup.toFixed(2)}: pooled checks ${costOf(true)} ms alone, serial ${costOf(false)} ms; ` +
+    `${SHARDS} shards ${shardMs} ms, of it ${SHARDS} x ${aroundMs} ms outside the checks`,
+);
+writeTable(pooledSpeedup);
+
 const slowest = Object.entries(costs)
   .sort((a, b) => b[1] - a[1])
   .slice(0, 10);
 console.log(`\n   the ten slowest checks (each alone on a fresh bridge, median of ${COST_ROUNDS}):`);
 for (const [id, ms] of slowest) console.log(`   ${String(ms).padStart(6)} ms  ${id}`);
-if (save && Object.keys(costs).length > 0) {
-  const table = {
-    profile: "standard",
-    measuredAt: startedAt.toISOString(),
-    commit,
-    measured: "each check alone on a fresh bridge, or with the checks that share its bridge state; cpu: its CPU time",
-    costs,
-    cpu,
-  };
-  const text = `${JSON.stringify(table, null, 2)}\n`;
-  writeFileSync(join(root, "runner/check-costs.json"), text);
-  if (existsSync(join(root, "dist/runner")))
-    copyFileSync(join(root, "runner/check-costs.json"), here("../runner/check-costs.json"));
-}
 
 const wall: Record<"list" | "startup" | "quick" | "standard" | "slowestShard" | "thorough", number[]> = {
   list: [],
@@ -324,7 +328,6 @@ const wall: Record<"list" | "startup" | "quick" | "standard" | "slowestShard" | 
   slowestShard: [],
   thorough: [],
 };
-const SHARDS = 4;
 for (let round = 0; round < ROUNDS; round++) {
   const seed = String(round + 1);
   wall.list.push(timeCli(["--list"]));
@@ -459,7 +462,7 @@ const section = [
   `\n## ${startedAt.toISOString()}\n`,
   `- commit: ${commit}${dirty ? "+dirty" : ""}`,
   `- machine: ${machine}`,
-  `- method: ${ROUND_TRIPS} ping round trips per sample, raw and Harness.call alternated (one warm-up pair, then ${PAIRS} pairs) on each bridge in a child process; profiles alternated (${ROUNDS} quick, ${ROUNDS} standard, ${wall.thorough.length} thorough; seeds 1..${ROUNDS}), --list twice per round, start-up and the ${SHARDS} standard shards (run one after another) once per round; ${retried.length ? `CLI runs that exited non-zero: ${retried.join("; ")}; ` : ""}per-check costs (wall and CPU time of each check alone on a fresh bridge, or with the checks that share its bridge state, median of ${COST_ROUNDS}, measured before the shards, which are dealt by them) in runner/check-costs.json (ten slowest: ${slowest.map(([id, ms]) => `${id} ${ms} ms`).join(", ")})\n`,
+  `- method: ${ROUND_TRIPS} ping round trips per sample, raw and Harness.call alternated (one warm-up pair, then ${PAIRS} pairs) on each bridge in a child process; profiles alternated (${ROUNDS} quick, ${ROUNDS} standard, ${wall.thorough.length} thorough; seeds 1..${ROUNDS}), --list twice per round, start-up and the ${SHARDS} standard shards (run one after another) once per round; ${retried.length ? `CLI runs that exited non-zero: ${retried.join("; ")}; ` : ""}per-check costs (each check alone on a fresh bridge, or with the checks that share its bridge state, median of ${COST_ROUNDS}, measured before the shards, which are dealt by them; pooled checks count 1/${pooledSpeedup.toFixed(2)}, the pool's speed-up in the shards) in runner/check-costs.json (ten slowest: ${slowest.map(([id, ms]) => `${id} ${ms} ms`).join(", ")})\n`,
   table,
   "",
 ].join("\n");
@@ -470,4 +473,11 @@ if (save) {
   // The table as the project's formatter lays it out, so the linter stays clean after a run.
   spawnSync(join(root, "node_modules/.bin/biome"), ["format", "--write", file], { cwd: root, stdio: "ignore" });
   console.log("\nappended to BENCHMARKS.md; costs written to runner/check-costs.json");
+} else {
+  // --no-save writes nothing: the cost table the shards above were dealt by goes back as it was.
+  if (tableBackup === undefined) rmSync(costTable);
+  else {
+    writeFileSync(costTable, tableBackup);
+    if (existsSync(join(root, "dist/runner"))) copyFileSync(costTable, here("../runner/check-costs.json"));
+  }
 }

@@ -278,79 +278,50 @@ function skipReason(id: RuleId, o: RunOptions, runnable: readonly Check[]): stri
 
 /**
  * Shard I of N, dealt by measured cost (runner/check-costs.json, written by `npm run bench`):
- * the costliest first, each to the shard whose time it lengthens least. Checks that share a
- * costly bridge state (Check.state) are dealt as one, so the shard that makes it serves them all,
- * as a whole run does. The deal depends only on the checks and the table, so shards are
- * disjoint, complete and alike in every job.
+ * the costliest first, each to the shard with the least so far. Checks that share a costly
+ * bridge state (Check.state) are dealt as one, so the shard that makes it serves them all, as a
+ * whole run does. The deal depends only on the checks and the table, so shards are disjoint,
+ * complete and alike in every job.
  */
 function shardFilter(checks: readonly Check[], shard: RunOptions["shard"]): (check: Check) => boolean {
   if (!shard) return () => true;
   const cost = checkCosts(checks);
-  const units = new Map<string, { ids: string[]; load: Load }>();
+  const units = new Map<string, { ids: string[]; cost: number }>();
   for (const check of checks) {
     const key = check.state ? `state:${check.state}` : check.id;
-    const unit = units.get(key) ?? units.set(key, { ids: [], load: new Load() }).get(key)!;
+    const unit = units.get(key) ?? units.set(key, { ids: [], cost: 0 }).get(key)!;
     unit.ids.push(check.id);
-    unit.load.add(check, cost(check));
+    unit.cost += cost(check);
   }
-  const loads = Array.from({ length: shard.count }, () => new Load());
+  const load = new Array<number>(shard.count).fill(0);
   const mine = new Set<string>();
-  const dealt = [...units.values()].sort((a, b) => b.load.ms - a.load.ms || a.ids[0]!.localeCompare(b.ids[0]!));
+  const dealt = [...units.values()].sort((a, b) => b.cost - a.cost || a.ids[0]!.localeCompare(b.ids[0]!));
   for (const unit of dealt) {
-    const after = loads.map((load) => load.with(unit.load).ms);
-    const best = after.indexOf(Math.min(...after));
-    loads[best] = loads[best]!.with(unit.load);
-    if (best === shard.index - 1) for (const id of unit.ids) mine.add(id);
+    const lightest = load.indexOf(Math.min(...load));
+    load[lightest]! += unit.cost;
+    if (lightest === shard.index - 1) for (const id of unit.ids) mine.add(id);
   }
   return (check) => mine.has(check.id);
 }
 
 /**
- * The time checks take in one run: those with `needs` one after another; the others in a pool,
- * where their waits overlap but not their CPU time (the built-in bridge shares the runner's).
+ * What each check adds to its shard's time, in ms: its measured cost, and for a check that runs
+ * in a pool beside others (one without `needs`), that cost divided by how much a shard's pool
+ * overlaps its checks (the table's `pooledSpeedup`). A check the table does not know costs what
+ * the median one does; without a table every check costs the same, and shards are dealt by count.
  */
-class Load {
-  constructor(
-    private serial = 0,
-    private pooled = 0,
-    private pooledCpu = 0,
-  ) {}
-
-  add(check: Check, cost: { ms: number; cpuMs: number }): void {
-    if (check.needs?.length) this.serial += cost.ms;
-    else {
-      this.pooled += cost.ms;
-      this.pooledCpu += cost.cpuMs;
-    }
-  }
-
-  with(other: Load): Load {
-    return new Load(this.serial + other.serial, this.pooled + other.pooled, this.pooledCpu + other.pooledCpu);
-  }
-
-  get ms(): number {
-    return this.serial + Math.max(this.pooled / DEFAULT_CONCURRENCY, this.pooledCpu);
-  }
-}
-
-/**
- * Each check's measured wall and CPU time in ms; one the table does not know costs what the
- * median one does, and without a table every check costs the same (shards are dealt by count).
- */
-function checkCosts(checks: readonly Check[]): (check: Check) => { ms: number; cpuMs: number } {
-  let table: { costs?: Record<string, number>; cpu?: Record<string, number> } = {};
+function checkCosts(checks: readonly Check[]): (check: Check) => number {
+  let table: { costs?: Record<string, number>; pooledSpeedup?: number } = {};
   try {
     table = JSON.parse(readFileSync(new URL("./check-costs.json", import.meta.url), "utf8")) as typeof table;
   } catch {
     /* no table */
   }
-  const median = (of: Record<string, number>, fallback: number) => {
-    const known = checks.map((c) => of[c.id]).filter((v): v is number => typeof v === "number" && v >= 0);
-    return known.length ? [...known].sort((a, b) => a - b)[Math.floor(known.length / 2)]! : fallback;
-  };
-  const [costs, cpu] = [table.costs ?? {}, table.cpu ?? {}];
-  const [ms, cpuMs] = [median(costs, 1), median(cpu, 0)];
-  return (check) => ({ ms: costs[check.id] ?? ms, cpuMs: cpu[check.id] ?? cpuMs });
+  const costs = table.costs ?? {};
+  const speedup = typeof table.pooledSpeedup === "number" && table.pooledSpeedup >= 1 ? table.pooledSpeedup : 1;
+  const known = checks.map((c) => costs[c.id]).filter((v): v is number => typeof v === "number" && v >= 0);
+  const median = known.length ? [...known].sort((a, b) => a - b)[Math.floor(known.length / 2)]! : 1;
+  return (check) => (costs[check.id] ?? median) / (check.needs?.length ? 1 : speedup);
 }
 
 /** Time-boxed fuzzing after the fixed pass: every check again with fresh seeds until the deadline; the worst finding stays. */
