@@ -213,13 +213,24 @@ export async function run(options: RunOptions): Promise<Report> {
           const info = await begin(check);
           const t0 = Date.now();
           const finding = await runWithCase(check, probed, log);
-          if (finding.verdict === "fail" || finding.verdict === "error" || options.target!.restarts !== restarts)
-            again.set(check, info);
+          // A bridge that exited beside this check may have been killed by another: judged alone again.
+          const overlapped = options.target!.restarts !== restarts || options.target!.exited?.();
+          if (finding.verdict === "fail" || finding.verdict === "error" || overlapped) again.set(check, info);
           else await record(check, finding, t0, info);
         }
       };
       await Promise.all(Array.from({ length: Math.min(concurrency, group.length) }, worker));
-      for (const check of group) if (again.has(check)) await serial(check, again.get(check));
+      // An exit during the pool belongs to the check that brings it about alone, not to whichever
+      // check ends first after it: held back while they run again, and kept if none repeats it.
+      const pooledExit = options.target?.takeExit?.();
+      const reported = exits.length;
+      const rerun = group.filter((check) => again.has(check));
+      for (const check of rerun) await serial(check, again.get(check));
+      if (pooledExit && exits.length === reported) {
+        const blamed =
+          rerun.find((c) => ["fail", "error"].includes(results.get(c.id)?.finding.verdict ?? "")) ?? rerun[0];
+        exits.push({ check: blamed?.id ?? group[0]!.id, ...pooledExit });
+      }
     };
 
     // Several at a time only where the bridge serves a second connection; by default only where

@@ -18,6 +18,8 @@ export interface Target {
   stop(): Promise<void>;
   /** A spawned bridge that exited on its own since the last call: how it ended and its last stderr lines. */
   takeExit?(): { exit: string; stderr: string } | undefined;
+  /** Whether such an exit waits to be taken. */
+  exited?(): boolean;
 }
 
 /** The target cannot be reached or started: exit code 3. */
@@ -155,6 +157,7 @@ export async function spawnTarget(command: string, options: SpawnOptions): Promi
       child.exit = undefined;
       return exit;
     },
+    exited: () => child.exit !== undefined,
   };
   return target;
 }
