@@ -19,6 +19,7 @@ import { unauthorizedCall } from "../generators/unauthorizedCall.js";
 import { unknownMethod } from "../generators/unknownMethod.js";
 import { validRequest } from "../generators/validRequest.js";
 import { contract } from "../protocol/contract.js";
+import { dealKey } from "../suites/harness/check.js";
 import { Harness } from "../suites/harness/harness.js";
 import { allChecks } from "../suites/index.js";
 
@@ -259,7 +260,7 @@ const reportOf = (args: string[]): RunReport | undefined => {
 };
 const together = new Map<string, string[]>();
 for (const check of allChecks) {
-  const key = check.state ? `state:${check.state}` : check.id;
+  const key = dealKey(check);
   together.set(key, [...(together.get(key) ?? []), check.id]);
 }
 const costs: Record<string, number> = {};

@@ -6,7 +6,7 @@ import { VERDICT_ORDER } from "../protocol/verdict.js";
 import { fanOut } from "../reports/index.js";
 import type { CheckInfo, CheckReport, Report, Reporter } from "../reports/types.js";
 import { canary, type Health } from "../suites/harness/canary.js";
-import { type Check, type Finding, requirementOf } from "../suites/harness/check.js";
+import { type Check, dealKey, type Finding, requirementOf } from "../suites/harness/check.js";
 import { Connection, WireStats } from "../suites/harness/connection.js";
 import { Harness } from "../suites/harness/harness.js";
 import { type Blocked, preflight, servesConcurrently } from "../suites/harness/preflight.js";
@@ -299,7 +299,7 @@ function shardFilter(checks: readonly Check[], shard: RunOptions["shard"]): (che
   const cost = checkCosts(checks);
   const units = new Map<string, { ids: string[]; cost: number }>();
   for (const check of checks) {
-    const key = check.state ? `state:${check.state}` : check.id;
+    const key = dealKey(check);
     const unit = units.get(key) ?? units.set(key, { ids: [], cost: 0 }).get(key)!;
     unit.ids.push(check.id);
     unit.cost += cost(check);

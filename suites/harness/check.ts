@@ -67,6 +67,9 @@ export type Duty = "completions";
 /** Bridge state that is costly to make and that checks share: "history", a full event history. */
 export type SharedState = "history";
 
+/** Checks with the same key are dealt to one shard together: those of one shared state, or the check alone. */
+export const dealKey = (check: Check): string => (check.state ? `state:${check.state}` : check.id);
+
 /** The requirement a check judges, in the contract's words. */
 export function requirementOf(check: Check, contract: Contract): string {
   const text = check.rules.filter((id) => contract.has(id)).map((id) => contract.rule(id).requirement)[0] ?? "";
