@@ -9,6 +9,7 @@ import type { CheckReport, Report, TranscriptEntry } from "../reports/types.js";
 import { NOTE } from "../suites/harness/connection.js";
 import { ALONGSIDE, PROBE_NOTE } from "../suites/harness/harness.js";
 import { REDACTED } from "../suites/harness/redact.js";
+import { isGapNote } from "../suites/harness/transcript.js";
 import { UsageError } from "./options.js";
 import { parseEndpoint } from "./targets.js";
 import { TOOL } from "./tool.js";
@@ -84,7 +85,6 @@ interface Plan {
   needsToken: boolean;
 }
 
-const GAP = /^… \d+ entries left out …$/;
 /** A marker in the tool's style standing for bytes a report does not show (besides the redacted token). */
 const HIDDEN = /«[a-z][a-z ,:.-]*»/;
 const OPENED = /^connection \d+ opened/;
@@ -113,7 +113,7 @@ export function planOf(check: CheckReport, o: ExportOptions): Plan {
   const redacted = Buffer.from(REDACTED, "utf8");
   if (!entries.length)
     plan.unreproducible = "the report recorded no bytes of this case (no transcript, or an empty one)";
-  else if (entries.some((e) => e.dir === "event" && GAP.test(e.text ?? "")))
+  else if (entries.some((e) => e.dir === "event" && isGapNote(e.text ?? "")))
     plan.unreproducible = "the report keeps only the start and the end of this case's long exchange";
   const steps = plan.steps;
   let read: Extract<Step, { op: "read" }> | undefined;

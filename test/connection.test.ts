@@ -86,7 +86,7 @@ describe("Connection on real loopback sockets", () => {
     const conn = await open(port);
     const r = await conn.read(1000);
     expect(r).toMatchObject({ kind: "closed", partial: 17 });
-    expect(conn.transcript.some((e) => e.dir === "recv" && e.text === '{"jsonrpc":"2.0",')).toBe(true);
+    expect(conn.transcript.entries().some((e) => e.dir === "recv" && e.text === '{"jsonrpc":"2.0",')).toBe(true);
   });
 
   it("keeps a line sent just before a reset", async () => {
@@ -110,10 +110,12 @@ describe("Connection on real loopback sockets", () => {
     const conn = await open(port, { redact: redactor("s3cret").bytes });
     await conn.write('{"token":"s3cret"}\n');
     await conn.read(1000);
-    const sent = conn.transcript.find((e) => e.dir === "send")!;
+    const sent = conn.transcript.entries().find((e) => e.dir === "send")!;
     expect(sent.text).toBe(`{"token":"${REDACTED}"}\n`);
-    expect(JSON.stringify(conn.transcript)).not.toContain("s3cret");
-    expect(conn.transcript.find((e) => e.dir === "recv")!.base64).toBe(Buffer.from([0xff, 0xfe]).toString("base64"));
+    expect(JSON.stringify(conn.transcript.entries())).not.toContain("s3cret");
+    expect(conn.transcript.entries().find((e) => e.dir === "recv")!.base64).toBe(
+      Buffer.from([0xff, 0xfe]).toString("base64"),
+    );
     conn.close();
   });
 

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { repeatedRun } from "../suites/harness/connection.js";
-import { trimTranscript } from "../suites/harness/harness.js";
 import { REDACTED, redactor } from "../suites/harness/redact.js";
+import { isGapNote, Transcript } from "../suites/harness/transcript.js";
 
 describe("token redaction", () => {
   it("replaces a token and its JSON-escaped form everywhere in a value", () => {
@@ -36,13 +36,41 @@ describe("token redaction", () => {
 });
 
 describe("transcripts", () => {
+  const entry = (i: number) => ({ dir: "send" as const, t: i, text: String(i), length: 1 });
+
   it("keep the start and the end of a long case, and say how much was left out", () => {
-    const entries = Array.from({ length: 500 }, (_, i) => ({ dir: "send" as const, t: i, text: String(i), length: 1 }));
-    const trimmed = trimTranscript(entries);
-    expect(trimmed).toHaveLength(201);
-    expect(trimmed[150]!.text).toBe("… 300 entries left out …");
-    expect(trimmed.at(-1)!.text).toBe("499");
-    expect(trimTranscript(entries.slice(0, 10))).toHaveLength(10);
+    const transcript = new Transcript();
+    for (let i = 0; i < 500; i++) transcript.push(entry(i));
+    const kept = transcript.entries();
+    expect(kept).toHaveLength(201);
+    expect(kept[149]!.text).toBe("149");
+    expect(kept[150]).toMatchObject({ dir: "event", t: 150, text: "… 300 entries left out …" });
+    expect(isGapNote(kept[150]!.text!)).toBe(true);
+    expect(kept[151]!.text).toBe("450");
+    expect(kept.at(-1)!.text).toBe("499");
+  });
+
+  it("are the entries in order, head and tail, for any length", () => {
+    fc.assert(
+      fc.property(fc.nat(40), fc.nat(5), fc.nat(5), (n, head, tail) => {
+        const transcript = new Transcript(head, tail);
+        const all = Array.from({ length: n }, (_, i) => entry(i));
+        for (const e of all) transcript.push(e);
+        const kept = transcript.entries();
+        if (n <= head + tail) {
+          expect(kept).toEqual(all);
+          return;
+        }
+        expect(kept.slice(0, head)).toEqual(all.slice(0, head));
+        expect(kept[head]).toEqual({
+          dir: "event",
+          t: head,
+          text: `… ${n - head - tail} entries left out …`,
+          length: 0,
+        });
+        expect(kept.slice(head + 1)).toEqual(all.slice(n - tail));
+      }),
+    );
   });
 });
 

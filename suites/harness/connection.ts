@@ -1,6 +1,7 @@
 import { once } from "node:events";
 import { connect as netConnect, type Socket } from "node:net";
 import type { TranscriptEntry } from "../../protocol/verdict.js";
+import { Transcript } from "./transcript.js";
 
 export type { TranscriptEntry };
 
@@ -66,8 +67,8 @@ export interface ConnectionOptions {
   stallTimeoutMs?: number;
   /** Time zero of the transcript (default: when the connection opened). */
   epoch?: number;
-  /** Where entries go (default: a list of this connection's own), so several connections can share one. */
-  transcript?: TranscriptEntry[];
+  /** Where entries go (default: a transcript of this connection's own), so several connections can share one. */
+  transcript?: Transcript;
 }
 
 export interface WriteOptions {
@@ -94,7 +95,7 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** A TCP client with byte-level control: split writes, bounded line reads, deadlines, a transcript. */
 export class Connection {
-  readonly transcript: TranscriptEntry[];
+  readonly transcript: Transcript;
   private readonly started: number;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
@@ -111,7 +112,7 @@ export class Connection {
     private readonly options: ConnectionOptions,
   ) {
     this.started = options.epoch ?? Date.now();
-    this.transcript = options.transcript ?? [];
+    this.transcript = options.transcript ?? new Transcript();
     socket.on("end", () => this.finish({ kind: "closed", partial: this.pendingBytes }, NOTE.peerFin));
     socket.on("error", (err: NodeJS.ErrnoException) =>
       this.finish({ kind: "reset", code: err.code ?? err.message }, `${NOTE.socketError}${err.code ?? err.message}`),
@@ -322,14 +323,18 @@ export class Connection {
     if (this.options.record === false) return undefined;
     const keep = this.options.transcriptBytes ?? 4096;
     const clean = this.options.redact ? this.options.redact(bytes) : bytes;
-    const shown = clean.subarray(0, keep);
-    const entry: TranscriptEntry = { dir, t: Date.now() - this.started, length: bytes.length + lf };
+    const whole = clean.length <= keep;
+    const shown = whole ? clean : clean.subarray(0, keep);
+    const t = Date.now() - this.started;
+    const length = bytes.length + lf;
+    let entry: TranscriptEntry;
     try {
-      entry.text = strictUtf8.decode(shown) + (lf && shown.length === clean.length ? "\n" : "");
+      // Every entry is built whole, in one shape: a line per round trip is the hot path of a run.
+      entry = { dir, t, length, text: lf && whole ? `${strictUtf8.decode(shown)}\n` : strictUtf8.decode(shown) };
     } catch {
-      entry.base64 = shown.toString("base64");
+      entry = { dir, t, length, base64: shown.toString("base64") };
     }
-    if (shown.length < clean.length) {
+    if (!whole) {
       entry.truncated = true;
       // A long request is mostly filler: kept as a run repeated, it can still be sent again byte for byte.
       const rest = dir === "send" ? repeatedRun(clean.subarray(shown.length), keep) : undefined;

@@ -13,9 +13,10 @@ import {
   type Reply,
   violation,
 } from "./check.js";
-import { ConnectError, Connection, type TranscriptEntry, type WireStats } from "./connection.js";
+import { ConnectError, Connection, type WireStats } from "./connection.js";
 import { judgeResponse, repeatedName } from "./judge.js";
 import { redactor } from "./redact.js";
+import { Transcript } from "./transcript.js";
 
 /** Ends the note that opens a connection kept beside the open ones (otherwise opening one closes the others). */
 export const ALONGSIDE = " alongside the open ones";
@@ -60,7 +61,7 @@ export class Harness implements CheckContext {
   readonly concurrentConnections?: boolean;
   private open: Connection[] = [];
   private caseStart = Date.now();
-  private caseTranscript: TranscriptEntry[] = [];
+  private caseTranscript = new Transcript();
   /** Replies of the current case that break a SHOULD of RFC 8259 while passing every MUST. */
   private caseWarnings: { repeated: string; raw: Buffer }[] = [];
   private connections = 0;
@@ -156,8 +157,8 @@ export class Harness implements CheckContext {
       typeof id === "string" || id === null || (Number.isFinite(id) && !Object.is(id, -0))
         ? id
         : ((JSON.parse(JSON.stringify({ id })) as { id?: unknown }).id ?? null);
-    await conn.write(bytes, { splitAt: options.splitAt, delayMs: options.delayMs });
-    return this.read(conn, { expectId: sentId, ...options });
+    await conn.write(bytes, options);
+    return await this.read(conn, "expectId" in options ? options : { ...options, expectId: sentId });
   }
 
   judge(raw: Buffer, expectId: unknown) {
@@ -302,7 +303,7 @@ export class Harness implements CheckContext {
   /** Runs one case with a fresh transcript, turning violations and faults into findings. */
   async runCase(body: () => Promise<Finding>): Promise<Finding> {
     this.caseStart = Date.now();
-    this.caseTranscript = [];
+    this.caseTranscript = new Transcript();
     this.caseWarnings = [];
     this.connections = 0;
     let finding: Finding;
@@ -325,23 +326,11 @@ export class Harness implements CheckContext {
     }
     return finding.verdict === "pass" || finding.transcript
       ? finding
-      : { ...finding, transcript: trimTranscript(this.caseTranscript) };
+      : { ...finding, transcript: this.caseTranscript.entries() };
   }
 
   closeAll(): void {
     for (const conn of this.open) conn.close();
     this.open = [];
   }
-}
-
-/** A case that polled for a long time keeps its start and its end; the middle is counted, not kept. */
-export function trimTranscript(entries: TranscriptEntry[], head = 150, tail = 50): TranscriptEntry[] {
-  if (entries.length <= head + tail) return entries;
-  const gap: TranscriptEntry = {
-    dir: "event",
-    t: entries[head]!.t,
-    text: `… ${entries.length - head - tail} entries left out …`,
-    length: 0,
-  };
-  return [...entries.slice(0, head), gap, ...entries.slice(-tail)];
 }

@@ -145,7 +145,7 @@ export const authNearMiss: Check = {
         } catch (err) {
           finding = findingOf(err);
         }
-        return finding.verdict === "pass" ? finding : hideNearMisses(finding, conn.transcript, sent);
+        return finding.verdict === "pass" ? finding : hideNearMisses(finding, conn.transcript.entries(), sent);
       },
       // The listed near misses (each kind at its likeliest slip) as one case, then generated ones for other
       // lengths, positions and suffixes.
