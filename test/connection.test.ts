@@ -119,6 +119,21 @@ describe("Connection on real loopback sockets", () => {
     conn.close();
   });
 
+  it("records a split write's cuts and pause, and a long send's filler as a run that rebuilds it", async () => {
+    const port = await serve(() => {});
+    const conn = await open(port, { transcriptBytes: 16 });
+    await conn.write('{"id":1}\n', { splitAt: [3, 6], delayMs: 2 });
+    const long = `${"x".repeat(100)}\n`;
+    await conn.write(long);
+    const [split, filler] = conn.transcript.entries().filter((e) => e.dir === "send");
+    expect(split).toMatchObject({ text: '{"id":1}\n', length: 9, cuts: [3, 6], pauseMs: 2 });
+    expect(filler).toMatchObject({ text: "x".repeat(16), length: 101, truncated: true });
+    const rest = filler!.rest!;
+    const rebuilt = filler!.text! + Buffer.from(rest.run, "base64").toString().repeat(rest.times);
+    expect(rebuilt + Buffer.from(rest.tail, "base64").toString()).toBe(long);
+    conn.close();
+  });
+
   it("refuses with ConnectError when nothing listens", async () => {
     await expect(Connection.open("127.0.0.1", 1, opts)).rejects.toBeInstanceOf(ConnectError);
   });

@@ -35,9 +35,14 @@ export class WireStats {
   private waits = 0;
   private since = 0;
 
-  sent(bytes: Buffer): void {
-    this.bytesSent += bytes.length;
-    for (let at = bytes.indexOf(LF); at !== -1; at = bytes.indexOf(LF, at + 1)) this.lines++;
+  sent(data: Buffer | string): void {
+    if (typeof data === "string") {
+      this.bytesSent += Buffer.byteLength(data, "utf8");
+      for (let at = data.indexOf("\n"); at !== -1; at = data.indexOf("\n", at + 1)) this.lines++;
+      return;
+    }
+    this.bytesSent += data.length;
+    for (let at = data.indexOf(LF); at !== -1; at = data.indexOf(LF, at + 1)) this.lines++;
   }
 
   waitStarted(): void {
@@ -157,21 +162,32 @@ export class Connection {
     return conn;
   }
 
+  /** Bytes of one transcript entry kept. */
+  private get keep(): number {
+    return this.options.transcriptBytes ?? 4096;
+  }
+
   get closed(): boolean {
     return this.end !== undefined;
   }
 
-  /** Writes bytes, optionally cut at offsets with pauses; waits for drain while reads go on. */
+  /**
+   * Writes bytes, optionally cut at offsets with pauses; waits for drain while reads go on. The bytes are
+   * recorded as they are when the transcript is read: a buffer handed in is not to be changed afterwards.
+   */
   async write(data: Buffer | string, options: WriteOptions = {}): Promise<boolean> {
-    const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-    const entry = this.record("send", bytes);
-    this.options.stats?.sent(bytes);
-    if (!options.splitAt?.length) return this.writePiece(bytes);
-    const cuts = [...new Set(options.splitAt)].filter((n) => n > 0 && n < bytes.length).sort((a, b) => a - b);
-    if (entry && cuts.length) {
-      entry.cuts = cuts;
-      if (options.delayMs) entry.pauseMs = options.delayMs;
+    // Short text goes to the socket as it is: the socket encodes it as UTF-8, with no buffer of ours in between.
+    if (typeof data === "string" && data.length <= this.keep && !options.splitAt?.length) {
+      this.options.stats?.sent(data);
+      this.record("send", data);
+      return this.writePiece(data);
     }
+    const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    this.options.stats?.sent(bytes);
+    const cuts = [...new Set(options.splitAt)].filter((n) => n > 0 && n < bytes.length).sort((a, b) => a - b);
+    const pause = options.delayMs ? { pauseMs: options.delayMs } : {};
+    this.record("send", bytes, 0, cuts.length ? { cuts, ...pause } : {});
+    if (!cuts.length) return this.writePiece(bytes);
     let from = 0;
     for (const to of [...cuts, bytes.length]) {
       if (from > 0 && options.delayMs) await sleep(Math.min(options.delayMs, remaining(this.options.deadline)));
@@ -182,7 +198,7 @@ export class Connection {
     return true;
   }
 
-  private writePiece(piece: Buffer): Promise<boolean> | boolean {
+  private writePiece(piece: Buffer | string): Promise<boolean> | boolean {
     if (this.socket.destroyed || this.socket.writableEnded || this.end) return false;
     if (this.socket.write(piece)) return true;
     // Backpressure: wait for drain, but give up when the peer stops reading, goes away, or the deadline passes.
@@ -319,29 +335,38 @@ export class Connection {
     this.note(`${NOTE.oversized}${this.options.maxLineBytes} bytes (${length} so far): not buffered`);
   }
 
-  private record(dir: "send" | "recv", bytes: Buffer, lf = 0): TranscriptEntry | undefined {
-    if (this.options.record === false) return undefined;
-    const keep = this.options.transcriptBytes ?? 4096;
-    const clean = this.options.redact ? this.options.redact(bytes) : bytes;
-    const whole = clean.length <= keep;
-    const shown = whole ? clean : clean.subarray(0, keep);
+  private record(
+    dir: "send" | "recv",
+    data: Buffer | string,
+    lf = 0,
+    segments: Pick<TranscriptEntry, "cuts" | "pauseMs"> = {},
+  ): void {
+    if (this.options.record === false) return;
+    const keep = this.keep;
     const t = Date.now() - this.started;
-    const length = bytes.length + lf;
-    let entry: TranscriptEntry;
-    try {
-      // Every entry is built whole, in one shape: a line per round trip is the hot path of a run.
-      entry = { dir, t, length, text: lf && whole ? `${strictUtf8.decode(shown)}\n` : strictUtf8.decode(shown) };
-    } catch {
-      entry = { dir, t, length, base64: shown.toString("base64") };
-    }
-    if (!whole) {
-      entry.truncated = true;
-      // A long request is mostly filler: kept as a run repeated, it can still be sent again byte for byte.
-      const rest = dir === "send" ? repeatedRun(clean.subarray(shown.length), keep) : undefined;
-      if (rest) entry.rest = rest;
-    }
-    this.transcript.push(entry);
-    return entry;
+    const build = (): TranscriptEntry => {
+      const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+      const clean = this.options.redact ? this.options.redact(bytes) : bytes;
+      const whole = clean.length <= keep;
+      const shown = whole ? clean : clean.subarray(0, keep);
+      const length = bytes.length + lf;
+      let entry: TranscriptEntry;
+      try {
+        entry = { dir, t, length, text: lf && whole ? `${strictUtf8.decode(shown)}\n` : strictUtf8.decode(shown) };
+      } catch {
+        entry = { dir, t, length, base64: shown.toString("base64") };
+      }
+      if (!whole) {
+        entry.truncated = true;
+        // A long request is mostly filler: kept as a run repeated, it can still be sent again byte for byte.
+        const rest = dir === "send" ? repeatedRun(clean.subarray(shown.length), keep) : undefined;
+        if (rest) entry.rest = rest;
+      }
+      return Object.assign(entry, segments);
+    };
+    // A line per round trip is the hot path of a run: a short one is kept as it is and shown only if the
+    // transcript is read; a long one is cut to size now rather than held whole.
+    this.transcript.push(data.length <= keep ? { t, build } : build());
   }
 }
 

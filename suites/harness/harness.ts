@@ -148,16 +148,14 @@ export class Harness implements CheckContext {
 
   async call(conn: Connection, request: object | string | Buffer, options: CallOptions = {}): Promise<Reply> {
     const raw = typeof request === "string" || Buffer.isBuffer(request);
-    const bytes = Buffer.isBuffer(request)
-      ? request
-      : Buffer.from(`${raw ? request : JSON.stringify(request)}\n`, "utf8");
+    const line = Buffer.isBuffer(request) ? request : `${raw ? request : JSON.stringify(request)}\n`;
     // The id as it travels (JSON.stringify turns -0 into 0, drops undefined, ...).
     const id = raw ? null : (request as { id?: unknown }).id;
     const sentId =
       typeof id === "string" || id === null || (Number.isFinite(id) && !Object.is(id, -0))
         ? id
         : ((JSON.parse(JSON.stringify({ id })) as { id?: unknown }).id ?? null);
-    await conn.write(bytes, options);
+    await conn.write(line, options);
     return await this.read(conn, "expectId" in options ? options : { ...options, expectId: sentId });
   }
 
