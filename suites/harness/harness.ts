@@ -14,7 +14,7 @@ import {
   violation,
 } from "./check.js";
 import { ConnectError, Connection, type WireStats } from "./connection.js";
-import { judgeResponse, repeatedName } from "./judge.js";
+import { decodeLine, judgeResponse, judgeText, repeatedName } from "./judge.js";
 import { redactor } from "./redact.js";
 import { Transcript } from "./transcript.js";
 
@@ -175,8 +175,9 @@ export class Harness implements CheckContext {
       );
     }
     if (read.kind !== "line") return read;
-    const response = judgeResponse(read.bytes, options.expectId ?? null, this.contract, options);
-    const repeated = repeatedName(read.bytes.toString("utf8"));
+    const text = decodeLine(read.bytes);
+    const response = judgeText(text, options.expectId ?? null, this.contract, options);
+    const repeated = repeatedName(text);
     if (repeated !== undefined) this.caseWarnings.push({ repeated, raw: read.bytes });
     return { kind: "response", response, raw: read.bytes };
   }

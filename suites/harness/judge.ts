@@ -23,6 +23,11 @@ export function judgeResponse(
   contract: Contract,
   expect: IdExpectation = {},
 ): Response {
+  return judgeText(decodeLine(raw), expectedId, contract, expect);
+}
+
+/** A response line's text: strict UTF-8 without a byte order mark, or the rule it breaks. */
+export function decodeLine(raw: Buffer): string {
   let text: string;
   try {
     text = strictUtf8.decode(raw);
@@ -44,6 +49,11 @@ export function judgeResponse(
       "one JSON object per line, without a byte order mark",
       `\\ufeff${clip(text.slice(1))}`,
     );
+  return text;
+}
+
+/** Judges a response line's decoded text (see judgeResponse). */
+export function judgeText(text: string, expectedId: unknown, contract: Contract, expect: IdExpectation = {}): Response {
   // A CR before the LF passes: the contract terminates lines with LF, and CR is JSON whitespace (RFC 8259 section 2),
   // so "{...}\r" is still one JSON object ending at the LF; a client splitting on LF reads it unchanged.
   let value: unknown;
