@@ -27,9 +27,13 @@ const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const root = here("../../");
 const save = !process.argv.includes("--no-save");
 
-/** Round trips per sample of the call-path figure, and paired samples per bridge (after one warm-up pair). */
-const ROUND_TRIPS = 10_000;
-const PAIRS = 9;
+/**
+ * Round trips per sample of the call-path figure, and paired samples per bridge (after one warm-up pair). Short
+ * samples, many pairs, the order within a pair alternated: this machine's speed drifts (a virtual CPU's idle
+ * polling adapts to the traffic), and a drift then weighs on both sides of a pair alike.
+ */
+const ROUND_TRIPS = 2_000;
+const PAIRS = 45;
 /** Runs of each profile (alternated), and of --list (two per round). */
 const ROUNDS = 5;
 const THOROUGH_ROUNDS = 3;
@@ -192,8 +196,9 @@ for (const [name, cmd, args] of bridges) {
   const raw: Rate[] = [];
   const tool: Rate[] = [];
   for (let i = 0; i < PAIRS; i++) {
+    if (i % 2) tool.push(await toolRate(bridge.port));
     raw.push(await rawRate(bridge.port));
-    tool.push(await toolRate(bridge.port));
+    if (i % 2 === 0) tool.push(await toolRate(bridge.port));
   }
   await stopChild(bridge.child);
   const info = { unit: "", digits: 0, target: "(information)" };
@@ -463,7 +468,7 @@ const section = [
   `\n## ${startedAt.toISOString()}\n`,
   `- commit: ${commit}${dirty ? "+dirty" : ""}`,
   `- machine: ${machine}`,
-  `- method: ${ROUND_TRIPS} ping round trips per sample, raw and Harness.call alternated (one warm-up pair, then ${PAIRS} pairs) on each bridge in a child process; profiles alternated (${ROUNDS} quick, ${ROUNDS} standard, ${wall.thorough.length} thorough; seeds 1..${ROUNDS}), --list twice per round, start-up and the ${SHARDS} standard shards (run one after another) once per round; ${retried.length ? `CLI runs that exited non-zero: ${retried.join("; ")}; ` : ""}per-check costs (each check alone on a fresh bridge, or with the checks that share its bridge state, median of ${COST_ROUNDS}, measured before the shards, which are dealt by them; pooled checks count 1/${pooledSpeedup.toFixed(2)}, the pool's speed-up in the shards) in runner/check-costs.json (ten slowest: ${slowest.map(([id, ms]) => `${id} ${ms} ms`).join(", ")})\n`,
+  `- method: ${ROUND_TRIPS} ping round trips per sample, raw and Harness.call alternated, each first in every other pair (one warm-up pair, then ${PAIRS} pairs) on each bridge in a child process; profiles alternated (${ROUNDS} quick, ${ROUNDS} standard, ${wall.thorough.length} thorough; seeds 1..${ROUNDS}), --list twice per round, start-up and the ${SHARDS} standard shards (run one after another) once per round; ${retried.length ? `CLI runs that exited non-zero: ${retried.join("; ")}; ` : ""}per-check costs (each check alone on a fresh bridge, or with the checks that share its bridge state, median of ${COST_ROUNDS}, measured before the shards, which are dealt by them; pooled checks count 1/${pooledSpeedup.toFixed(2)}, the pool's speed-up in the shards) in runner/check-costs.json (ten slowest: ${slowest.map(([id, ms]) => `${id} ${ms} ms`).join(", ")})\n`,
   table,
   "",
 ].join("\n");
