@@ -62,8 +62,13 @@ export class Harness implements CheckContext {
   private open: Connection[] = [];
   private caseStart = Date.now();
   private caseTranscript = new Transcript();
-  /** Replies of the current case that break a SHOULD of RFC 8259 while passing every MUST. */
-  private caseWarnings: { repeated: string; raw: Buffer }[] = [];
+  /**
+   * The first reply of the current case that names a member twice: it breaks a SHOULD of RFC 8259 while passing
+   * every MUST. Replies wait to be looked at until the next request is on its way (or the case ends), so the scan
+   * runs while the bridge works rather than between its reply and our next request.
+   */
+  private repeated?: { name: string; text: string };
+  private unscanned: string[] = [];
   private connections = 0;
   private readonly redact;
 
@@ -155,7 +160,9 @@ export class Harness implements CheckContext {
       typeof id === "string" || id === null || (Number.isFinite(id) && !Object.is(id, -0))
         ? id
         : ((JSON.parse(JSON.stringify({ id })) as { id?: unknown }).id ?? null);
-    await conn.write(line, options);
+    const written = conn.write(line, options);
+    this.scanReplies();
+    await written;
     return await this.read(conn, "expectId" in options ? options : { ...options, expectId: sentId });
   }
 
@@ -177,9 +184,21 @@ export class Harness implements CheckContext {
     if (read.kind !== "line") return read;
     const text = decodeLine(read.bytes);
     const response = judgeText(text, options.expectId ?? null, this.contract, options);
-    const repeated = repeatedName(text);
-    if (repeated !== undefined) this.caseWarnings.push({ repeated, raw: read.bytes });
+    // Only so many wait: a case that reads many replies before its next request scans them as they come.
+    if (this.repeated === undefined && this.unscanned.push(text) > 64) this.scanReplies();
     return { kind: "response", response, raw: read.bytes };
+  }
+
+  /** Scans the replies waiting for it; returns the first that names a member twice in this case. */
+  private scanReplies(): { name: string; text: string } | undefined {
+    for (const text of this.unscanned) {
+      const name = repeatedName(text);
+      if (name === undefined) continue;
+      this.repeated = { name, text };
+      break;
+    }
+    this.unscanned = [];
+    return this.repeated;
   }
 
   async alive(): Promise<boolean> {
@@ -303,7 +322,8 @@ export class Harness implements CheckContext {
   async runCase(body: () => Promise<Finding>): Promise<Finding> {
     this.caseStart = Date.now();
     this.caseTranscript = new Transcript();
-    this.caseWarnings = [];
+    this.repeated = undefined;
+    this.unscanned = [];
     this.connections = 0;
     let finding: Finding;
     try {
@@ -313,13 +333,13 @@ export class Harness implements CheckContext {
     } finally {
       this.closeAll();
     }
-    const repeated = this.caseWarnings[0];
+    const repeated = this.scanReplies();
     if (finding.verdict === "pass" && repeated) {
       finding = {
         verdict: "warn",
-        message: `A reply names "${repeated.repeated}" twice in one object: RFC 8259 says names SHOULD be unique, and readers disagree on which one counts.`,
+        message: `A reply names "${repeated.name}" twice in one object: RFC 8259 says names SHOULD be unique, and readers disagree on which one counts.`,
         expected: "every name once within an object",
-        actual: clip(repeated.raw.toString("utf8")),
+        actual: clip(repeated.text),
         rules: ["wire.ndjson"],
       };
     }
