@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { connect as netConnect, type Socket } from "node:net";
 import type { TranscriptEntry } from "../../protocol/verdict.js";
-import { Transcript } from "./transcript.js";
+import { type Deferred, Transcript } from "./transcript.js";
 
 export type { TranscriptEntry };
 
@@ -178,15 +178,17 @@ export class Connection {
   async write(data: Buffer | string, options: WriteOptions = {}): Promise<boolean> {
     // Short text goes to the socket as it is: the socket encodes it as UTF-8, with no buffer of ours in between.
     if (typeof data === "string" && data.length <= this.keep && !options.splitAt?.length) {
+      const written = this.writePiece(data);
+      // Counted and recorded once the bytes are on their way, while the bridge works on them.
       this.options.stats?.sent(data);
       this.record("send", data);
-      return this.writePiece(data);
+      return written;
     }
     const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
     this.options.stats?.sent(bytes);
     const cuts = [...new Set(options.splitAt)].filter((n) => n > 0 && n < bytes.length).sort((a, b) => a - b);
     const pause = options.delayMs ? { pauseMs: options.delayMs } : {};
-    this.record("send", bytes, 0, cuts.length ? { cuts, ...pause } : {});
+    this.record("send", bytes, 0, cuts.length ? { cuts, ...pause } : undefined);
     if (!cuts.length) return this.writePiece(bytes);
     let from = 0;
     for (const to of [...cuts, bytes.length]) {
@@ -335,38 +337,50 @@ export class Connection {
     this.note(`${NOTE.oversized}${this.options.maxLineBytes} bytes (${length} so far): not buffered`);
   }
 
-  private record(
-    dir: "send" | "recv",
-    data: Buffer | string,
-    lf = 0,
-    segments: Pick<TranscriptEntry, "cuts" | "pauseMs"> = {},
-  ): void {
+  private record(dir: "send" | "recv", data: Buffer | string, lf = 0, segments?: Segments): void {
     if (this.options.record === false) return;
-    const keep = this.keep;
-    const t = Date.now() - this.started;
-    const build = (): TranscriptEntry => {
-      const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-      const clean = this.options.redact ? this.options.redact(bytes) : bytes;
-      const whole = clean.length <= keep;
-      const shown = whole ? clean : clean.subarray(0, keep);
-      const length = bytes.length + lf;
-      let entry: TranscriptEntry;
-      try {
-        entry = { dir, t, length, text: lf && whole ? `${strictUtf8.decode(shown)}\n` : strictUtf8.decode(shown) };
-      } catch {
-        entry = { dir, t, length, base64: shown.toString("base64") };
-      }
-      if (!whole) {
-        entry.truncated = true;
-        // A long request is mostly filler: kept as a run repeated, it can still be sent again byte for byte.
-        const rest = dir === "send" ? repeatedRun(clean.subarray(shown.length), keep) : undefined;
-        if (rest) entry.rest = rest;
-      }
-      return Object.assign(entry, segments);
-    };
+    const entry = new WireEntry(Date.now() - this.started, dir, data, lf, this.options, segments);
     // A line per round trip is the hot path of a run: a short one is kept as it is and shown only if the
     // transcript is read; a long one is cut to size now rather than held whole.
-    this.transcript.push(data.length <= keep ? { t, build } : build());
+    this.transcript.push(data.length <= this.keep ? entry : entry.build());
+  }
+}
+
+type Segments = Pick<TranscriptEntry, "cuts" | "pauseMs">;
+
+/** Bytes as they crossed the wire, made a transcript entry (redacted, decoded, cut to size) when it is read. */
+class WireEntry implements Deferred {
+  constructor(
+    readonly t: number,
+    private readonly dir: "send" | "recv",
+    private readonly data: Buffer | string,
+    /** 1 where the bytes were a line whose LF is not among them. */
+    private readonly lf: number,
+    private readonly options: ConnectionOptions,
+    private readonly segments?: Segments,
+  ) {}
+
+  build(): TranscriptEntry {
+    const { dir, t, lf, options } = this;
+    const keep = options.transcriptBytes ?? 4096;
+    const bytes = typeof this.data === "string" ? Buffer.from(this.data, "utf8") : this.data;
+    const clean = options.redact ? options.redact(bytes) : bytes;
+    const whole = clean.length <= keep;
+    const shown = whole ? clean : clean.subarray(0, keep);
+    const length = bytes.length + lf;
+    let entry: TranscriptEntry;
+    try {
+      entry = { dir, t, length, text: lf && whole ? `${strictUtf8.decode(shown)}\n` : strictUtf8.decode(shown) };
+    } catch {
+      entry = { dir, t, length, base64: shown.toString("base64") };
+    }
+    if (!whole) {
+      entry.truncated = true;
+      // A long request is mostly filler: kept as a run repeated, it can still be sent again byte for byte.
+      const rest = dir === "send" ? repeatedRun(clean.subarray(shown.length), keep) : undefined;
+      if (rest) entry.rest = rest;
+    }
+    return this.segments ? Object.assign(entry, this.segments) : entry;
   }
 }
 
