@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { ConnectError, Connection } from "../suites/harness/connection.js";
+import { contract } from "../protocol/contract.js";
+import { ConnectError, Connection, WireStats } from "../suites/harness/connection.js";
+import { Harness } from "../suites/harness/harness.js";
 import { REDACTED, redactor } from "../suites/harness/redact.js";
-import { rawServer } from "./servers.js";
+import { lineServer, rawServer } from "./servers.js";
 
 const MiB = 1_048_576;
 const opts = { maxLineBytes: MiB, connectTimeoutMs: 1000 };
@@ -136,5 +138,75 @@ describe("Connection on real loopback sockets", () => {
 
   it("refuses with ConnectError when nothing listens", async () => {
     await expect(Connection.open("127.0.0.1", 1, opts)).rejects.toBeInstanceOf(ConnectError);
+  });
+});
+
+describe("WireStats", () => {
+  it("counts the bytes of text as UTF-8 on the wire, and its lines", () => {
+    const stats = new WireStats();
+    stats.sent("é\n€\n");
+    stats.sent(Buffer.from("\ud800\n", "utf8")); // a lone surrogate goes out as U+FFFD, three bytes
+    stats.sent("\ud800\n");
+    expect(stats).toMatchObject({ bytesSent: 7 + 4 + 4, lines: 4 });
+  });
+});
+
+describe("Harness: a reply naming a member twice", () => {
+  /** Answers ping with {ok:true}; the replies to the ids in `twice` write "jsonrpc" twice. */
+  async function harness(twice: Set<unknown>) {
+    const s = await lineServer((line) => {
+      const { id } = JSON.parse(line) as { id: unknown };
+      const jsonrpc = `"jsonrpc":"${contract.jsonrpc}"`;
+      return `{${twice.has(id) ? `${jsonrpc},` : ""}${jsonrpc},"id":${JSON.stringify(id)},"result":{"ok":true}}\n`;
+    });
+    closers.push(s.close);
+    const endpoint = { host: "127.0.0.1", port: s.port };
+    const options = { contract, endpoint, timeoutMs: 1000, runs: 1, timeBudgetMs: 1000, seed: 1 };
+    return new Harness({ ...options, deadline: Date.now() + 10_000 });
+  }
+  const ping = (id: unknown) => ({ jsonrpc: contract.jsonrpc, id, method: "ping", params: {} });
+  const pings = (h: Harness, ids: unknown[]) =>
+    h.runCase(async () => {
+      const conn = await h.session();
+      for (const id of ids) await h.call(conn, ping(id));
+      return { verdict: "pass", message: "all answered" };
+    });
+
+  it("warns on wire.ndjson, showing that reply, when it is the case's last", async () => {
+    const h = await harness(new Set([3]));
+    const finding = await pings(h, [1, 2, 3]);
+    expect(finding).toMatchObject({ verdict: "warn", rules: ["wire.ndjson"] });
+    expect(finding.message).toContain('"jsonrpc" twice');
+    expect(finding.actual).toContain('"id":3');
+  });
+
+  it("warns on the first such reply of a case when requests follow it, and not in the next case", async () => {
+    const h = await harness(new Set([2, 4]));
+    const finding = await pings(h, [1, 2, 3, 4, 5]);
+    expect(finding).toMatchObject({ verdict: "warn", rules: ["wire.ndjson"] });
+    expect(finding.actual).toContain('"id":2');
+    expect((await pings(h, [6, 7])).verdict).toBe("pass");
+  });
+
+  it("warns when it is one of many replies read before the next request", async () => {
+    const h = await harness(new Set([150]));
+    const ids = Array.from({ length: 200 }, (_, i) => i);
+    const finding = await h.runCase(async () => {
+      const conn = await h.session();
+      await conn.write(ids.map((id) => `${JSON.stringify(ping(id))}\n`).join(""));
+      for (const id of ids) await h.read(conn, { expectId: id });
+      return { verdict: "pass", message: "all answered" };
+    });
+    expect(finding).toMatchObject({ verdict: "warn", rules: ["wire.ndjson"] });
+    expect(finding.actual).toContain('"id":150');
+  });
+
+  it("leaves a failing case failed", async () => {
+    const h = await harness(new Set([1]));
+    const finding = await h.runCase(async () => {
+      await h.call(await h.session(), ping(1));
+      return { verdict: "fail", message: "failed for another reason" };
+    });
+    expect(finding).toMatchObject({ verdict: "fail", message: "failed for another reason" });
   });
 });

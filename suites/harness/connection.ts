@@ -162,11 +162,6 @@ export class Connection {
     return conn;
   }
 
-  /** Bytes of one transcript entry kept. */
-  private get keep(): number {
-    return this.options.transcriptBytes ?? 4096;
-  }
-
   get closed(): boolean {
     return this.end !== undefined;
   }
@@ -176,20 +171,21 @@ export class Connection {
    * recorded as they are when the transcript is read: a buffer handed in is not to be changed afterwards.
    */
   async write(data: Buffer | string, options: WriteOptions = {}): Promise<boolean> {
-    // Short text goes to the socket as it is: the socket encodes it as UTF-8, with no buffer of ours in between.
-    if (typeof data === "string" && data.length <= this.keep && !options.splitAt?.length) {
-      const written = this.writePiece(data);
+    if (!options.splitAt?.length) {
+      // Short text goes to the socket as it is: the socket encodes it as UTF-8, with no buffer of ours in between.
+      const piece = typeof data === "string" && data.length > keepOf(this.options) ? Buffer.from(data, "utf8") : data;
+      const written = this.writePiece(piece);
       // Counted and recorded once the bytes are on their way, while the bridge works on them.
-      this.options.stats?.sent(data);
-      this.record("send", data);
+      this.options.stats?.sent(piece);
+      this.record("send", piece);
       return written;
     }
+    // Cut into segments: recorded first, as a reply may come back between them.
     const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
     this.options.stats?.sent(bytes);
     const cuts = [...new Set(options.splitAt)].filter((n) => n > 0 && n < bytes.length).sort((a, b) => a - b);
     const pause = options.delayMs ? { pauseMs: options.delayMs } : {};
     this.record("send", bytes, 0, cuts.length ? { cuts, ...pause } : undefined);
-    if (!cuts.length) return this.writePiece(bytes);
     let from = 0;
     for (const to of [...cuts, bytes.length]) {
       if (from > 0 && options.delayMs) await sleep(Math.min(options.delayMs, remaining(this.options.deadline)));
@@ -342,11 +338,14 @@ export class Connection {
     const entry = new WireEntry(Date.now() - this.started, dir, data, lf, this.options, segments);
     // A line per round trip is the hot path of a run: a short one is kept as it is and shown only if the
     // transcript is read; a long one is cut to size now rather than held whole.
-    this.transcript.push(data.length <= this.keep ? entry : entry.build());
+    this.transcript.push(data.length <= keepOf(this.options) ? entry : entry.build());
   }
 }
 
 type Segments = Pick<TranscriptEntry, "cuts" | "pauseMs">;
+
+/** Bytes of one transcript entry kept. */
+const keepOf = (options: ConnectionOptions) => options.transcriptBytes ?? 4096;
 
 /** Bytes as they crossed the wire, made a transcript entry (redacted, decoded, cut to size) when it is read. */
 class WireEntry implements Deferred {
@@ -362,7 +361,7 @@ class WireEntry implements Deferred {
 
   build(): TranscriptEntry {
     const { dir, t, lf, options } = this;
-    const keep = options.transcriptBytes ?? 4096;
+    const keep = keepOf(options);
     const bytes = typeof this.data === "string" ? Buffer.from(this.data, "utf8") : this.data;
     const clean = options.redact ? options.redact(bytes) : bytes;
     const whole = clean.length <= keep;

@@ -184,13 +184,15 @@ export class Harness implements CheckContext {
     if (read.kind !== "line") return read;
     const text = decodeLine(read.bytes);
     const response = judgeText(text, options.expectId ?? null, this.contract, options);
-    // Only so many wait: a case that reads many replies before its next request scans them as they come.
-    if (this.repeated === undefined && this.unscanned.push(text) > 64) this.scanReplies();
+    // Only so many wait, and only short ones: a case that reads many replies, or long ones, before its next request
+    // has them scanned as they come rather than held.
+    if (this.repeated === undefined && (this.unscanned.push(text) > 64 || text.length > 4096)) this.scanReplies();
     return { kind: "response", response, raw: read.bytes };
   }
 
   /** Scans the replies waiting for it; returns the first that names a member twice in this case. */
   private scanReplies(): { name: string; text: string } | undefined {
+    if (this.unscanned.length === 0) return this.repeated;
     for (const text of this.unscanned) {
       const name = repeatedName(text);
       if (name === undefined) continue;
