@@ -309,10 +309,18 @@ writeTable(pooledSpeedup); // the shards below are dealt by this run's costs
 const aroundMs = median(
   Array.from({ length: COST_ROUNDS }, () => reportOf(["--rules", "method.ping"])?.durationMs ?? 0),
 );
-const shardMs = Array.from(
-  { length: SHARDS },
-  (_, i) => reportOf(["--profile", "standard", "--seed", "1", "--shard", `${i + 1}/${SHARDS}`])?.durationMs ?? 0,
-).reduce((a, b) => a + b, 0);
+// The speed-up is a ratio of differences, so a shard set's noise moves it far (1.4 to 2.0 between two runs of one
+// commit): the shards' time is the median of several sets, one seed each.
+const shardMs = median(
+  Array.from({ length: COST_ROUNDS }, (_, round) =>
+    Array.from(
+      { length: SHARDS },
+      (_, i) =>
+        reportOf(["--profile", "standard", "--seed", String(round + 1), "--shard", `${i + 1}/${SHARDS}`])?.durationMs ??
+        0,
+    ).reduce((a, b) => a + b, 0),
+  ),
+);
 pooledSpeedup = Math.max(1, costOf(true) / Math.max(1, shardMs - SHARDS * aroundMs - costOf(false)));
 console.log(
   `\n   pool speed-up ${pooledSpeedup.toFixed(2)}: pooled checks ${costOf(true)} ms alone, serial ${costOf(false)} ms; ` +
@@ -468,7 +476,7 @@ const section = [
   `\n## ${startedAt.toISOString()}\n`,
   `- commit: ${commit}${dirty ? "+dirty" : ""}`,
   `- machine: ${machine}`,
-  `- method: ${ROUND_TRIPS} ping round trips per sample, raw and Harness.call alternated, each first in every other pair (one warm-up pair, then ${PAIRS} pairs) on each bridge in a child process; profiles alternated (${ROUNDS} quick, ${ROUNDS} standard, ${wall.thorough.length} thorough; seeds 1..${ROUNDS}), --list twice per round, start-up and the ${SHARDS} standard shards (run one after another) once per round; ${retried.length ? `CLI runs that exited non-zero: ${retried.join("; ")}; ` : ""}per-check costs (each check alone on a fresh bridge, or with the checks that share its bridge state, median of ${COST_ROUNDS}, measured before the shards, which are dealt by them; pooled checks count 1/${pooledSpeedup.toFixed(2)}, the pool's speed-up in the shards) in runner/check-costs.json (ten slowest: ${slowest.map(([id, ms]) => `${id} ${ms} ms`).join(", ")})\n`,
+  `- method: ${ROUND_TRIPS} ping round trips per sample, raw and Harness.call alternated, each first in every other pair (one warm-up pair, then ${PAIRS} pairs) on each bridge in a child process; profiles alternated (${ROUNDS} quick, ${ROUNDS} standard, ${wall.thorough.length} thorough; seeds 1..${ROUNDS}), --list twice per round, start-up and the ${SHARDS} standard shards (run one after another) once per round; ${retried.length ? `CLI runs that exited non-zero: ${retried.join("; ")}; ` : ""}per-check costs (each check alone on a fresh bridge, or with the checks that share its bridge state, median of ${COST_ROUNDS}, measured before the shards, which are dealt by them; pooled checks count 1/${pooledSpeedup.toFixed(2)}, the pool's speed-up in the shards, median of ${COST_ROUNDS} sets) in runner/check-costs.json (ten slowest: ${slowest.map(([id, ms]) => `${id} ${ms} ms`).join(", ")})\n`,
   table,
   "",
 ].join("\n");
