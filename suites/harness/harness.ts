@@ -13,7 +13,7 @@ import {
   type Reply,
   violation,
 } from "./check.js";
-import { ConnectError, Connection, type WireStats } from "./connection.js";
+import { ConnectError, Connection, type ReadResult, type WireStats } from "./connection.js";
 import { decodeLine, judgeResponse, judgeText, repeatedName } from "./judge.js";
 import { redactor } from "./redact.js";
 import { Transcript } from "./transcript.js";
@@ -163,7 +163,9 @@ export class Harness implements CheckContext {
     const written = conn.write(line, options);
     this.scanReplies();
     await written;
-    return await this.read(conn, "expectId" in options ? options : { ...options, expectId: sentId });
+    const expect = "expectId" in options ? options : { ...options, expectId: sentId };
+    // The reply is judged here rather than through read(): one promise fewer between it and the check.
+    return this.judged(await conn.read(expect.timeoutMs ?? this.timeoutMs), expect);
   }
 
   judge(raw: Buffer, expectId: unknown) {
@@ -171,7 +173,10 @@ export class Harness implements CheckContext {
   }
 
   async read(conn: Connection, options: ReadOptions = {}): Promise<Reply> {
-    const read = await conn.read(options.timeoutMs ?? this.timeoutMs);
+    return this.judged(await conn.read(options.timeoutMs ?? this.timeoutMs), options);
+  }
+
+  private judged(read: ReadResult, options: ReadOptions): Reply {
     if (read.kind === "oversized") {
       const max = this.contract.limits.maxLineBytes;
       throw violation(
