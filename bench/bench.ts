@@ -76,8 +76,15 @@ function figure(f: Figure): void {
 const git = (...args: string[]) => execFileSync("git", args, { cwd: root, encoding: "utf8" }).trim();
 const commit = git("rev-parse", "--short", "HEAD");
 const dirty = git("status", "--porcelain") !== "";
+// A bench started right after a test run would measure that run's tail: wait (two minutes at most) until the
+// 1-minute load average is under a quarter of the cores.
+const QUIET = cpus().length / 4;
+const waitedFrom = Date.now();
+if (loadavg()[0]! > QUIET) console.log(`waiting for the machine to settle (load average ${loadavg()[0]!.toFixed(2)})`);
+while (loadavg()[0]! > QUIET && Date.now() - waitedFrom < 120_000) await new Promise((r) => setTimeout(r, 5000));
+const waitedS = Math.round((Date.now() - waitedFrom) / 1000);
 const load = loadavg();
-const machine = `${cpus().length} cores · ${cpus()[0]?.model.trim() ?? "unknown CPU"} · node ${process.version} · load average ${load.map((l) => l.toFixed(2)).join(", ")} at start`;
+const machine = `${cpus().length} cores · ${cpus()[0]?.model.trim() ?? "unknown CPU"} · node ${process.version} · load average ${load.map((l) => l.toFixed(2)).join(", ")} at start${waitedS ? ` (after waiting ${waitedS} s for it to settle)` : ""}`;
 const startedAt = new Date();
 console.log(`commit ${commit}${dirty ? "+dirty" : ""} · ${machine}`);
 if (load[0]! > cpus().length / 2)
