@@ -28,12 +28,12 @@ const root = here("../../");
 const save = !process.argv.includes("--no-save");
 
 /**
- * Round trips per sample of the call-path figure, and paired samples per bridge (after one warm-up pair). Short
- * samples, many pairs, the order within a pair alternated: this machine's speed drifts (a virtual CPU's idle
- * polling adapts to the traffic), and a drift then weighs on both sides of a pair alike.
+ * Round trips per sample of the call-path figure, and rounds of samples per bridge (after one warm-up round), each
+ * round a sample of every client. Short samples, many rounds, the order within a round turned: this machine's speed
+ * drifts (a virtual CPU's idle polling adapts to the traffic), and a drift then weighs on every client alike.
  */
 const ROUND_TRIPS = 2_000;
-const PAIRS = 45;
+const SAMPLE_ROUNDS = 45;
 /** Runs of each profile (alternated), and of --list (two per round). */
 const ROUNDS = 5;
 const THOROUGH_ROUNDS = 3;
@@ -133,15 +133,27 @@ const cpuUs = (since: NodeJS.CpuUsage) => {
   return (used.user + used.system) / ROUND_TRIPS;
 };
 
-/** A bare net client: one data listener for the whole run, counting LFs. */
-async function rawRate(port: number): Promise<Rate> {
+/**
+ * A bare net client: one data listener for the whole run, counting LFs. With `json`, it also does what no client
+ * that checks replies can skip: each request made with JSON.stringify, each reply line read with JSON.parse. That
+ * is the floor under the checks' call path; the rest of the call path is the tool's own.
+ */
+async function rawRate(port: number, json = false): Promise<Rate> {
   const socket = connect({ host: "127.0.0.1", port, noDelay: true });
   await once(socket, "connect");
   let received = 0;
   let wanted = 0;
+  let partial = "";
   let wake: (() => void) | undefined;
   socket.on("data", (d: Buffer) => {
-    for (let at = d.indexOf(0x0a); at !== -1; at = d.indexOf(0x0a, at + 1)) received++;
+    let from = 0;
+    for (let at = d.indexOf(0x0a); at !== -1; at = d.indexOf(0x0a, at + 1)) {
+      if (json) JSON.parse(partial + d.toString("utf8", from, at));
+      partial = "";
+      from = at + 1;
+      received++;
+    }
+    if (json && from < d.length) partial += d.toString("utf8", from);
     if (wake && received >= wanted) {
       const w = wake;
       wake = undefined;
@@ -152,7 +164,9 @@ async function rawRate(port: number): Promise<Rate> {
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < ROUND_TRIPS; i++) {
     wanted = i + 1;
-    socket.write(pingLine(i));
+    socket.write(
+      json ? `${JSON.stringify({ jsonrpc: contract.jsonrpc, id: i, method: "ping", params: {} })}\n` : pingLine(i),
+    );
     if (received < wanted) await new Promise<void>((resolve) => (wake = resolve));
   }
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
@@ -198,15 +212,17 @@ const bridges: [string, string, string[]][] = [
 ];
 for (const [name, cmd, args] of bridges) {
   const bridge = await startChild(cmd, args);
-  await rawRate(bridge.port); // warm-up pair, not counted
-  await toolRate(bridge.port);
-  const raw: Rate[] = [];
-  const tool: Rate[] = [];
-  for (let i = 0; i < PAIRS; i++) {
-    if (i % 2) tool.push(await toolRate(bridge.port));
-    raw.push(await rawRate(bridge.port));
-    if (i % 2 === 0) tool.push(await toolRate(bridge.port));
+  // One warm-up round, not counted; then each round takes the three clients in turn, starting one later each time.
+  const clients = [() => rawRate(bridge.port), () => rawRate(bridge.port, true), () => toolRate(bridge.port)];
+  for (const client of clients) await client();
+  const samples: Rate[][] = clients.map(() => []);
+  for (let i = 0; i < SAMPLE_ROUNDS; i++) {
+    for (let k = 0; k < clients.length; k++) {
+      const c = (i + k) % clients.length;
+      samples[c]!.push(await clients[c]!());
+    }
   }
+  const [raw, json, tool] = samples as [Rate[], Rate[], Rate[]];
   await stopChild(bridge.child);
   const info = { unit: "", digits: 0, target: "(information)" };
   const cpu = { unit: " µs", digits: 1, target: "(information)" };
@@ -219,6 +235,13 @@ for (const [name, cmd, args] of bridges) {
     digits: 2,
     target: ">= 0.90",
     ok: (m) => m >= 0.9,
+  });
+  figure({
+    figure: `   ${name}: raw with JSON.stringify/parse / raw (paired; the floor)`,
+    samples: json.map((j, i) => j.perSecond / raw[i]!.perSecond),
+    unit: "",
+    digits: 2,
+    target: "(information)",
   });
   figure({ figure: `   ${name}: raw, client CPU per round trip`, samples: raw.map((r) => r.cpuUs), ...cpu });
   figure({ figure: `   ${name}: Harness.call, client CPU per round trip`, samples: tool.map((r) => r.cpuUs), ...cpu });
@@ -483,7 +506,7 @@ const section = [
   `\n## ${startedAt.toISOString()}\n`,
   `- commit: ${commit}${dirty ? "+dirty" : ""}`,
   `- machine: ${machine}`,
-  `- method: ${ROUND_TRIPS} ping round trips per sample, raw and Harness.call alternated, each first in every other pair (one warm-up pair, then ${PAIRS} pairs) on each bridge in a child process; profiles alternated (${ROUNDS} quick, ${ROUNDS} standard, ${wall.thorough.length} thorough; seeds 1..${ROUNDS}), --list twice per round, start-up and the ${SHARDS} standard shards (run one after another) once per round; ${retried.length ? `CLI runs that exited non-zero: ${retried.join("; ")}; ` : ""}per-check costs (each check alone on a fresh bridge, or with the checks that share its bridge state, median of ${COST_ROUNDS}, measured before the shards, which are dealt by them; pooled checks count 1/${pooledSpeedup.toFixed(2)}, the pool's speed-up in the shards, median of ${COST_ROUNDS} sets) in runner/check-costs.json (ten slowest: ${slowest.map(([id, ms]) => `${id} ${ms} ms`).join(", ")})\n`,
+  `- method: ${ROUND_TRIPS} ping round trips per sample, the raw client, the raw client with JSON.stringify/parse, and Harness.call in turn, each round starting one later (one warm-up round, then ${SAMPLE_ROUNDS} rounds) on each bridge in a child process; profiles alternated (${ROUNDS} quick, ${ROUNDS} standard, ${wall.thorough.length} thorough; seeds 1..${ROUNDS}), --list twice per round, start-up and the ${SHARDS} standard shards (run one after another) once per round; ${retried.length ? `CLI runs that exited non-zero: ${retried.join("; ")}; ` : ""}per-check costs (each check alone on a fresh bridge, or with the checks that share its bridge state, median of ${COST_ROUNDS}, measured before the shards, which are dealt by them; pooled checks count 1/${pooledSpeedup.toFixed(2)}, the pool's speed-up in the shards, median of ${COST_ROUNDS} sets) in runner/check-costs.json (ten slowest: ${slowest.map(([id, ms]) => `${id} ${ms} ms`).join(", ")})\n`,
   table,
   "",
 ].join("\n");
