@@ -64,6 +64,25 @@ describe("Connection on real loopback sockets", () => {
     conn.close();
   });
 
+  it("gives back every byte of a line it holds as text, byte order mark and four-byte characters included", async () => {
+    const sent = [
+      Buffer.from('\ufeff{"id":"\u00e9\u4e2d\ud83d\ude00"}', "utf8"), // short, strict UTF-8: held as text
+      Buffer.from([0x7b, 0xed, 0xa0, 0x80, 0x7d]), // a surrogate encoded as UTF-8 (CESU): not strict, held as bytes
+      Buffer.from([0x22, 0xf0, 0x9f, 0x98]), // cut inside a four-byte character
+      Buffer.alloc(5000, "\u00e9"), // long: held as bytes
+    ];
+    const port = await serve((s) => s.write(Buffer.concat(sent.flatMap((b) => [b, Buffer.from("\n")]))));
+    const conn = await open(port);
+    const lines = [];
+    for (const _ of sent) lines.push(await conn.read(1000));
+    expect(lines.map((r) => r.kind === "line" && r.text !== undefined)).toEqual([true, false, false, false]);
+    expect(lines.map((r) => (r.kind === "line" ? r.bytes.toString("hex") : r.kind))).toEqual(
+      sent.map((b) => b.toString("hex")),
+    );
+    expect(conn.transcript.entries().filter((e) => e.dir === "recv")[0]!.text).toBe(`${sent[0]!.toString("utf8")}\n`);
+    conn.close();
+  });
+
   it("times out when nothing comes", async () => {
     const port = await serve(() => {});
     const conn = await open(port);
@@ -208,5 +227,46 @@ describe("Harness: a reply naming a member twice", () => {
       return { verdict: "fail", message: "failed for another reason" };
     });
     expect(finding).toMatchObject({ verdict: "fail", message: "failed for another reason" });
+  });
+});
+
+describe("Harness.call: each reply judged as it arrives", () => {
+  /** Answers each request line with the lines `answer` gives for its id. */
+  async function harness(answer: (id: unknown) => string) {
+    const s = await lineServer((line) => answer((JSON.parse(line) as { id: unknown }).id));
+    closers.push(s.close);
+    const endpoint = { host: "127.0.0.1", port: s.port };
+    const options = { contract, endpoint, timeoutMs: 1000, runs: 1, timeBudgetMs: 1000, seed: 1 };
+    return new Harness({ ...options, deadline: Date.now() + 10_000 });
+  }
+  const ping = (id: unknown) => ({ jsonrpc: contract.jsonrpc, id, method: "ping", params: {} });
+  const pong = (id: unknown) => `{"jsonrpc":"${contract.jsonrpc}","id":${JSON.stringify(id)},"result":{"ok":true}}`;
+
+  it("fails the case on the rule a reply breaks, whether it came after the request or was already read", async () => {
+    // Id 1 is answered twice, the second time with a line that is not JSON: that line is read before request 2.
+    const h = await harness((id) =>
+      id === 1 ? `${pong(1)}\n{"jsonrpc"\n` : id === 3 ? "not json\n" : `${pong(id)}\n`,
+    );
+    const calls = (ids: unknown[]) =>
+      h.runCase(async () => {
+        const conn = await h.session();
+        for (const id of ids) await h.call(conn, ping(id));
+        return { verdict: "pass", message: "all answered" };
+      });
+    expect(await calls([1, 2])).toMatchObject({ verdict: "fail", rules: ["wire.ndjson"] });
+    expect(await calls([2, 3])).toMatchObject({ verdict: "fail", rules: ["wire.ndjson"], actual: "not json" });
+    expect(await calls([2, 4])).toMatchObject({ verdict: "pass" });
+  });
+
+  it("gives a check the reply's bytes as they came", async () => {
+    const h = await harness((id) => `${pong(id).replace("true", 'true,"name":"\u00e9\u{1f600}"')}\n`);
+    let raw: string | undefined;
+    const finding = await h.runCase(async () => {
+      const reply = await h.call(await h.session(), ping(7));
+      raw = reply.kind === "response" ? reply.raw.toString("utf8") : reply.kind;
+      return { verdict: "pass", message: "" };
+    });
+    expect(finding.verdict).toBe("pass");
+    expect(raw).toBe(`{"jsonrpc":"${contract.jsonrpc}","id":7,"result":{"ok":true,"name":"\u00e9\u{1f600}"}}`);
   });
 });

@@ -18,11 +18,29 @@ export const NOTE = {
 
 /** What one read off the wire produced. */
 export type ReadResult =
-  | { kind: "line"; bytes: Buffer }
+  | Line
   | { kind: "oversized"; bytes: number }
   | { kind: "closed"; partial: number }
   | { kind: "reset"; code: string }
   | { kind: "timeout"; partial: number };
+
+/**
+ * A line read off the wire, without its LF: its bytes, or its text where the connection decoded it (strict UTF-8,
+ * the same bytes again when asked for).
+ */
+export class Line {
+  readonly kind = "line";
+  constructor(
+    private raw: Buffer | undefined,
+    /** The line decoded (a byte order mark kept), where it is short and strict UTF-8; otherwise undefined. */
+    readonly text?: string,
+  ) {}
+
+  get bytes(): Buffer {
+    this.raw ??= Buffer.from(this.text!, "utf8");
+    return this.raw;
+  }
+}
 
 /** What a run sent and received over all its connections, and how long it waited for the bridge. */
 export class WireStats {
@@ -96,7 +114,8 @@ export class ConnectError extends Error {
 }
 
 const LF = 0x0a;
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+// ignoreBOM keeps a leading byte order mark in the text, so the text holds every byte of the line.
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** A TCP client with byte-level control: split writes, bounded line reads, deadlines, a transcript. */
 export class Connection {
@@ -167,10 +186,11 @@ export class Connection {
   }
 
   /**
-   * Writes bytes, optionally cut at offsets with pauses; waits for drain while reads go on. The bytes are
-   * recorded as they are when the transcript is read: a buffer handed in is not to be changed afterwards.
+   * Writes bytes, optionally cut at offsets with pauses; waits for drain while reads go on (true at once where the
+   * socket took them whole). The bytes are recorded as they are when the transcript is read: a buffer handed in is
+   * not to be changed afterwards.
    */
-  async write(data: Buffer | string, options: WriteOptions = {}): Promise<boolean> {
+  write(data: Buffer | string, options: WriteOptions = {}): Promise<boolean> | boolean {
     if (!options.splitAt?.length) {
       // Short text goes to the socket as it is: the socket encodes it as UTF-8, with no buffer of ours in between.
       const piece = typeof data === "string" && data.length > keepOf(this.options) ? Buffer.from(data, "utf8") : data;
@@ -180,15 +200,19 @@ export class Connection {
       this.record("send", piece);
       return written;
     }
-    // Cut into segments: recorded first, as a reply may come back between them.
+    return this.writeSplit(data, options.splitAt, options.delayMs);
+  }
+
+  /** Cut into segments: recorded first, as a reply may come back between them. */
+  private async writeSplit(data: Buffer | string, splitAt: number[], delayMs = 0): Promise<boolean> {
     const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
     this.options.stats?.sent(bytes);
-    const cuts = [...new Set(options.splitAt)].filter((n) => n > 0 && n < bytes.length).sort((a, b) => a - b);
-    const pause = options.delayMs ? { pauseMs: options.delayMs } : {};
+    const cuts = [...new Set(splitAt)].filter((n) => n > 0 && n < bytes.length).sort((a, b) => a - b);
+    const pause = delayMs ? { pauseMs: delayMs } : {};
     this.record("send", bytes, 0, cuts.length ? { cuts, ...pause } : undefined);
     let from = 0;
     for (const to of [...cuts, bytes.length]) {
-      if (from > 0 && options.delayMs) await sleep(Math.min(options.delayMs, remaining(this.options.deadline)));
+      if (from > 0 && delayMs) await sleep(Math.min(delayMs, remaining(this.options.deadline)));
       else if (from > 0) await new Promise<void>((resolve) => setImmediate(resolve));
       if (!(await this.writePiece(bytes.subarray(from, to)))) return false;
       from = to;
@@ -228,17 +252,29 @@ export class Connection {
 
   /** The next line (payload without LF), or why there is none within the timeout. */
   read(timeoutMs: number): Promise<ReadResult> {
+    return this.readAs(timeoutMs, same);
+  }
+
+  /**
+   * The next read passed through `take` as soon as it is there (what `take` throws rejects): a caller that turns
+   * the line into something else gets that with no promise in between.
+   */
+  readAs<T>(timeoutMs: number, take: (read: ReadResult) => T): Promise<T> {
     const next = this.ready.shift() ?? this.end;
-    if (next) return Promise.resolve(next);
+    if (next) return new Promise<T>((resolve) => resolve(take(next)));
     const limit = Math.min(timeoutMs, remaining(this.options.deadline));
     const stats = this.options.stats;
     stats?.waitStarted();
-    return new Promise<ReadResult>((resolve) => {
+    return new Promise<T>((resolve, reject) => {
       this.waitUntil = Date.now() + limit;
       this.waiter = () => {
         this.waiter = undefined;
         stats?.waitEnded();
-        resolve(this.ready.shift() ?? this.end ?? { kind: "timeout", partial: this.pendingBytes });
+        try {
+          resolve(take(this.ready.shift() ?? this.end ?? { kind: "timeout", partial: this.pendingBytes }));
+        } catch (err) {
+          reject(err);
+        }
       };
       // One timer per connection, re-armed for each read: a round trip allocates no timer.
       if (this.timer && this.timerMs === limit) this.timer.refresh();
@@ -286,9 +322,9 @@ export class Connection {
         this.push({ kind: "oversized", bytes: this.pendingBytes + head.length });
         this.recordOversized(this.pendingBytes + head.length);
       } else {
-        const line = this.pending.length === 0 ? Buffer.from(head) : Buffer.concat([...this.pending, head]);
-        this.record("recv", line, 1);
-        this.push({ kind: "line", bytes: line });
+        const line = this.line(this.pending.length === 0 ? head : Buffer.concat([...this.pending, head]));
+        this.record("recv", line.text ?? line.bytes, 1);
+        this.push(line);
       }
       this.pending = [];
       this.pendingBytes = 0;
@@ -309,6 +345,19 @@ export class Connection {
       this.pending = [];
       this.discarding = true;
     }
+  }
+
+  /**
+   * A line from bytes that may be the shared read buffer. A short one is decoded: a reply is read as text, and the
+   * text stands for its bytes. A long one, or one that is not strict UTF-8, is kept as a copy of its bytes.
+   */
+  private line(bytes: Buffer): Line {
+    if (bytes.length <= keepOf(this.options)) {
+      try {
+        return new Line(undefined, strictUtf8.decode(bytes));
+      } catch {}
+    }
+    return new Line(Buffer.from(bytes));
   }
 
   private push(result: ReadResult): void {
@@ -420,6 +469,8 @@ function matchingPrefix(bytes: Buffer, shift: number): number {
   while (i < bytes.length && bytes[i] === bytes[i - shift]) i++;
   return i - shift;
 }
+
+const same = <T>(value: T): T => value;
 
 export function remaining(deadline: number | undefined): number {
   return deadline === undefined ? 2 ** 31 - 1 : Math.max(0, Math.min(2 ** 31 - 1, deadline - Date.now()));

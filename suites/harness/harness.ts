@@ -11,10 +11,11 @@ import {
   type PropertyOptions,
   type ReadOptions,
   type Reply,
+  type Response,
   violation,
 } from "./check.js";
-import { ConnectError, Connection, type ReadResult, type WireStats } from "./connection.js";
-import { decodeLine, judgeResponse, judgeText, repeatedName } from "./judge.js";
+import { ConnectError, Connection, type Line, type ReadResult, type WireStats } from "./connection.js";
+import { decodeLine, judgeResponse, judgeText, repeatedName, unmarked } from "./judge.js";
 import { redactor } from "./redact.js";
 import { Transcript } from "./transcript.js";
 
@@ -151,29 +152,36 @@ export class Harness implements CheckContext {
     return conn;
   }
 
-  async call(conn: Connection, request: object | string | Buffer, options: CallOptions = {}): Promise<Reply> {
-    const raw = typeof request === "string" || Buffer.isBuffer(request);
-    const line = Buffer.isBuffer(request) ? request : `${raw ? request : JSON.stringify(request)}\n`;
-    // The id as it travels (JSON.stringify turns -0 into 0, drops undefined, ...).
-    const id = raw ? null : (request as { id?: unknown }).id;
-    const sentId =
-      typeof id === "string" || id === null || (Number.isFinite(id) && !Object.is(id, -0))
-        ? id
-        : ((JSON.parse(JSON.stringify({ id })) as { id?: unknown }).id ?? null);
-    const written = conn.write(line, options);
-    this.scanReplies();
-    await written;
-    const expect = "expectId" in options ? options : { ...options, expectId: sentId };
-    // The reply is judged here rather than through read(): one promise fewer between it and the check.
-    return this.judged(await conn.read(expect.timeoutMs ?? this.timeoutMs), expect);
+  call(conn: Connection, request: object | string | Buffer, options: CallOptions = {}): Promise<Reply> {
+    try {
+      const raw = typeof request === "string" || Buffer.isBuffer(request);
+      const line = Buffer.isBuffer(request) ? request : `${raw ? request : JSON.stringify(request)}\n`;
+      // The id as it travels (JSON.stringify turns -0 into 0, drops undefined, ...).
+      const id = raw ? null : (request as { id?: unknown }).id;
+      const sentId =
+        typeof id === "string" || id === null || (Number.isFinite(id) && !Object.is(id, -0))
+          ? id
+          : ((JSON.parse(JSON.stringify({ id })) as { id?: unknown }).id ?? null);
+      const written = conn.write(line, options);
+      this.scanReplies();
+      const expect = "expectId" in options ? options : { ...options, expectId: sentId };
+      const timeoutMs = expect.timeoutMs ?? this.timeoutMs;
+      // The reply is judged as it arrives: nothing waits between the bridge's line and the check reading it.
+      const judged = (read: ReadResult) => this.judged(read, expect);
+      return typeof written === "boolean"
+        ? conn.readAs(timeoutMs, judged)
+        : written.then(() => conn.readAs(timeoutMs, judged));
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   judge(raw: Buffer, expectId: unknown) {
     return judgeResponse(raw, expectId, this.contract);
   }
 
-  async read(conn: Connection, options: ReadOptions = {}): Promise<Reply> {
-    return this.judged(await conn.read(options.timeoutMs ?? this.timeoutMs), options);
+  read(conn: Connection, options: ReadOptions = {}): Promise<Reply> {
+    return conn.readAs(options.timeoutMs ?? this.timeoutMs, (read) => this.judged(read, options));
   }
 
   private judged(read: ReadResult, options: ReadOptions): Reply {
@@ -187,12 +195,12 @@ export class Harness implements CheckContext {
       );
     }
     if (read.kind !== "line") return read;
-    const text = decodeLine(read.bytes);
+    const text = read.text === undefined ? decodeLine(read.bytes) : unmarked(read.text);
     const response = judgeText(text, options.expectId ?? null, this.contract, options);
     // Only so many wait, and only short ones: a case that reads many replies, or long ones, before its next request
     // has them scanned as they come rather than held.
     if (this.repeated === undefined && (this.unscanned.push(text) > 64 || text.length > 4096)) this.scanReplies();
-    return { kind: "response", response, raw: read.bytes };
+    return new Judged(response, read);
   }
 
   /** Scans the replies waiting for it; returns the first that names a member twice in this case. */
@@ -358,5 +366,18 @@ export class Harness implements CheckContext {
   closeAll(): void {
     for (const conn of this.open) conn.close();
     this.open = [];
+  }
+}
+
+/** A judged reply; its bytes are made only if a check asks for them. */
+class Judged {
+  readonly kind = "response";
+  constructor(
+    readonly response: Response,
+    private readonly line: Line,
+  ) {}
+
+  get raw(): Buffer {
+    return this.line.bytes;
   }
 }

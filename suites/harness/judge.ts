@@ -39,6 +39,11 @@ export function decodeLine(raw: Buffer): string {
       `bytes (base64) ${clip(raw.toString("base64"))}`,
     );
   }
+  return unmarked(text);
+}
+
+/** A response line's strict UTF-8 text, or the rule it breaks by starting with a byte order mark. */
+export function unmarked(text: string): string {
   // EF BB BF is well-formed UTF-8 (U+FEFF), so wire.utf8 holds; but U+FEFF is not JSON whitespace and RFC 8259
   // section 8.1 forbids adding it to networked JSON: the line no longer holds one JSON object (wire.ndjson), just as
   // a request with a BOM is a parse error rather than an encoding fault.
