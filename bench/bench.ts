@@ -30,10 +30,12 @@ const save = !process.argv.includes("--no-save");
 /**
  * Round trips per sample of the call-path figure, and rounds of samples per bridge (after one warm-up round), each
  * round a sample of every client. Short samples, many rounds, the order within a round turned: this machine's speed
- * drifts (a virtual CPU's idle polling adapts to the traffic), and a drift then weighs on every client alike.
+ * drifts (a virtual CPU's idle polling adapts to the traffic), and a drift then weighs on every client alike. A round
+ * of 250 round trips a client spans about 0.1 s; with 2000 it spanned 0.7 s, and the median ratio of a run moved by
+ * 0.03 between runs, as much as the difference it is there to show.
  */
-const ROUND_TRIPS = 2_000;
-const SAMPLE_ROUNDS = 45;
+const ROUND_TRIPS = 250;
+const SAMPLE_ROUNDS = 300;
 /** Runs of each profile (alternated), and of --list (two per round). */
 const ROUNDS = 5;
 const THOROUGH_ROUNDS = 3;
@@ -212,8 +214,14 @@ const bridges: [string, string, string[]][] = [
 ];
 for (const [name, cmd, args] of bridges) {
   const bridge = await startChild(cmd, args);
-  // One warm-up round, not counted; then each round takes the three clients in turn, starting one later each time.
-  const clients = [() => rawRate(bridge.port), () => rawRate(bridge.port, true), () => toolRate(bridge.port)];
+  // One warm-up round, not counted; then each round takes the clients in turn, starting one later each time. The raw
+  // client runs twice a round: the second against the first is the method's own error, what no client changes.
+  const clients = [
+    () => rawRate(bridge.port),
+    () => rawRate(bridge.port),
+    () => rawRate(bridge.port, true),
+    () => toolRate(bridge.port),
+  ];
   for (const client of clients) await client();
   const samples: Rate[][] = clients.map(() => []);
   for (let i = 0; i < SAMPLE_ROUNDS; i++) {
@@ -222,7 +230,7 @@ for (const [name, cmd, args] of bridges) {
       samples[c]!.push(await clients[c]!());
     }
   }
-  const [raw, json, tool] = samples as [Rate[], Rate[], Rate[]];
+  const [raw, again, json, tool] = samples as [Rate[], Rate[], Rate[], Rate[]];
   await stopChild(bridge.child);
   const info = { unit: "", digits: 0, target: "(information)" };
   const cpu = { unit: " µs", digits: 1, target: "(information)" };
@@ -235,6 +243,13 @@ for (const [name, cmd, args] of bridges) {
     digits: 2,
     target: ">= 0.90",
     ok: (m) => m >= 0.9,
+  });
+  figure({
+    figure: `   ${name}: raw / raw (paired; the method's own error)`,
+    samples: again.map((a, i) => a.perSecond / raw[i]!.perSecond),
+    unit: "",
+    digits: 2,
+    target: "(information)",
   });
   figure({
     figure: `   ${name}: raw with JSON.stringify/parse / raw (paired; the floor)`,
@@ -506,7 +521,7 @@ const section = [
   `\n## ${startedAt.toISOString()}\n`,
   `- commit: ${commit}${dirty ? "+dirty" : ""}`,
   `- machine: ${machine}`,
-  `- method: ${ROUND_TRIPS} ping round trips per sample, the raw client, the raw client with JSON.stringify/parse, and Harness.call in turn, each round starting one later (one warm-up round, then ${SAMPLE_ROUNDS} rounds) on each bridge in a child process; profiles alternated (${ROUNDS} quick, ${ROUNDS} standard, ${wall.thorough.length} thorough; seeds 1..${ROUNDS}), --list twice per round, start-up and the ${SHARDS} standard shards (run one after another) once per round; ${retried.length ? `CLI runs that exited non-zero: ${retried.join("; ")}; ` : ""}per-check costs (each check alone on a fresh bridge, or with the checks that share its bridge state, median of ${COST_ROUNDS}, measured before the shards, which are dealt by them; pooled checks count 1/${pooledSpeedup.toFixed(2)}, the pool's speed-up in the shards, median of ${COST_ROUNDS} sets) in runner/check-costs.json (ten slowest: ${slowest.map(([id, ms]) => `${id} ${ms} ms`).join(", ")})\n`,
+  `- method: ${ROUND_TRIPS} ping round trips per sample, the raw client, the raw client again, the raw client with JSON.stringify/parse, and Harness.call in turn, each round starting one later (one warm-up round, then ${SAMPLE_ROUNDS} rounds) on each bridge in a child process; profiles alternated (${ROUNDS} quick, ${ROUNDS} standard, ${wall.thorough.length} thorough; seeds 1..${ROUNDS}), --list twice per round, start-up and the ${SHARDS} standard shards (run one after another) once per round; ${retried.length ? `CLI runs that exited non-zero: ${retried.join("; ")}; ` : ""}per-check costs (each check alone on a fresh bridge, or with the checks that share its bridge state, median of ${COST_ROUNDS}, measured before the shards, which are dealt by them; pooled checks count 1/${pooledSpeedup.toFixed(2)}, the pool's speed-up in the shards, median of ${COST_ROUNDS} sets) in runner/check-costs.json (ten slowest: ${slowest.map(([id, ms]) => `${id} ${ms} ms`).join(", ")})\n`,
   table,
   "",
 ].join("\n");
