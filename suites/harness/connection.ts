@@ -25,20 +25,21 @@ export type ReadResult =
   | { kind: "timeout"; partial: number };
 
 /**
- * A line read off the wire, without its LF: its bytes, or its text where the connection decoded it (strict UTF-8,
- * the same bytes again when asked for).
+ * A line read off the wire, without its LF: its bytes, or its text where the connection decoded it (a short line of
+ * strict UTF-8, byte order mark kept), from which the same bytes are made again when asked for.
  */
 export class Line {
   readonly kind = "line";
-  constructor(
-    private raw: Buffer | undefined,
-    /** The line decoded (a byte order mark kept), where it is short and strict UTF-8; otherwise undefined. */
-    readonly text?: string,
-  ) {}
+  constructor(private held: Buffer | string) {}
+
+  /** The line decoded, where it was short and strict UTF-8; otherwise undefined. */
+  get text(): string | undefined {
+    return typeof this.held === "string" ? this.held : undefined;
+  }
 
   get bytes(): Buffer {
-    this.raw ??= Buffer.from(this.text!, "utf8");
-    return this.raw;
+    if (typeof this.held === "string") return Buffer.from(this.held, "utf8");
+    return this.held;
   }
 }
 
@@ -322,7 +323,8 @@ export class Connection {
         this.push({ kind: "oversized", bytes: this.pendingBytes + head.length });
         this.recordOversized(this.pendingBytes + head.length);
       } else {
-        const line = this.line(this.pending.length === 0 ? head : Buffer.concat([...this.pending, head]));
+        const line =
+          this.pending.length === 0 ? this.line(head, true) : this.line(Buffer.concat([...this.pending, head]));
         this.record("recv", line.text ?? line.bytes, 1);
         this.push(line);
       }
@@ -348,16 +350,17 @@ export class Connection {
   }
 
   /**
-   * A line from bytes that may be the shared read buffer. A short one is decoded: a reply is read as text, and the
-   * text stands for its bytes. A long one, or one that is not strict UTF-8, is kept as a copy of its bytes.
+   * A line from its bytes, which are `shared` where they are the read buffer (and so copied if kept). A short one is
+   * decoded: a reply is read as text, and the text stands for its bytes. A long one, or one that is not strict
+   * UTF-8, is kept as bytes.
    */
-  private line(bytes: Buffer): Line {
+  private line(bytes: Buffer, shared = false): Line {
     if (bytes.length <= keepOf(this.options)) {
       try {
-        return new Line(undefined, strictUtf8.decode(bytes));
+        return new Line(strictUtf8.decode(bytes));
       } catch {}
     }
-    return new Line(Buffer.from(bytes));
+    return new Line(shared ? Buffer.from(bytes) : bytes);
   }
 
   private push(result: ReadResult): void {

@@ -181,7 +181,11 @@ export class Harness implements CheckContext {
   }
 
   read(conn: Connection, options: ReadOptions = {}): Promise<Reply> {
-    return conn.readAs(options.timeoutMs ?? this.timeoutMs, (read) => this.judged(read, options));
+    try {
+      return conn.readAs(options.timeoutMs ?? this.timeoutMs, (read) => this.judged(read, options));
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   private judged(read: ReadResult, options: ReadOptions): Reply {
