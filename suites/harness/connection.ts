@@ -115,8 +115,8 @@ export class ConnectError extends Error {
 }
 
 const LF = 0x0a;
-// ignoreBOM keeps a leading byte order mark in the text, so the text holds every byte of the line.
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+/** Strict UTF-8 that keeps a leading byte order mark (ignoreBOM), so a line's text holds every one of its bytes. */
+export const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** A TCP client with byte-level control: split writes, bounded line reads, deadlines, a transcript. */
 export class Connection {

@@ -2,9 +2,8 @@ import { isDeepStrictEqual } from "node:util";
 import { exactDecimal } from "../../generators/preciseNumber.js";
 import type { Contract } from "../../protocol/contract.js";
 import { clip, type Response, violation } from "./check.js";
-
-// ignoreBOM keeps a leading byte order mark in the text instead of dropping it silently, so it is judged below.
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+// It keeps a leading byte order mark in the text instead of dropping it silently, so it is judged below.
+import { strictUtf8 } from "./connection.js";
 
 /**
  * Judges one response line against the framing and envelope rules. Every reply
