@@ -44,10 +44,12 @@ export async function watchLoop(
     const outcome = await once(first);
     if (options.signal?.aborted) return outcome.code;
     if (outcome.report) first = failedRules(outcome.report);
-    options.say(
-      `watching ${options.dir} for changes (Ctrl-C to stop)${first.size ? `; ${first.size} failing rule(s) will run first` : ""}`,
+    const failing = first.size;
+    const changed = await nextChange(options.dir, own, options.signal, () =>
+      options.say(
+        `watching ${options.dir} for changes (Ctrl-C to stop)${failing ? `; ${failing} failing rule(s) will run first` : ""}`,
+      ),
     );
-    const changed = await nextChange(options.dir, own, options.signal);
     if (!changed) return outcome.code;
     options.say(`${changed} changed: restarting the bridge and running again`);
   }
@@ -62,8 +64,18 @@ function failedRules(report: Report): Set<RuleId> {
   );
 }
 
-/** Resolves with the first changed file (relative to the folder) once changes settle, or undefined when interrupted. */
-function nextChange(dir: string, own: string[], signal?: AbortSignal): Promise<string | undefined> {
+/**
+ * Resolves with the first changed file (relative to the folder) once changes settle, or undefined
+ * when interrupted. `watching` is called once the watcher is in place: an edit made after the user
+ * is told "watching" must not be missed, and the watcher takes as existing whatever it finds while
+ * it starts.
+ */
+function nextChange(
+  dir: string,
+  own: string[],
+  signal: AbortSignal | undefined,
+  watching: () => void,
+): Promise<string | undefined> {
   return new Promise((resolvePromise) => {
     let watcher: FSWatcher | undefined;
     let timer: NodeJS.Timeout | undefined;
@@ -91,5 +103,6 @@ function nextChange(dir: string, own: string[], signal?: AbortSignal): Promise<s
       clearTimeout(timer);
       timer = setTimeout(() => finish(changed), SETTLE_MS);
     });
+    watching();
   });
 }

@@ -4,6 +4,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
+import { watchLoop } from "../runner/watch.js";
 import { cli, readReport, TEST_TOKEN } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-spawn-"));
@@ -92,10 +93,13 @@ describe("--watch", () => {
       { stdio: ["ignore", "pipe", "pipe"] },
     );
     let err = "";
+    // A wait that fails says what the CLI had said so far, rather than timing the test out.
     const seen = (pattern: RegExp, times = 1) =>
-      new Promise<void>((resolve) => {
+      new Promise<void>((resolve, reject) => {
+        const until = Date.now() + 20_000;
         const look = () => {
           if ((err.match(new RegExp(pattern, "g")) ?? []).length >= times) resolve();
+          else if (Date.now() > until) reject(new Error(`no ${pattern} (x${times}) in what the CLI said:\n${err}`));
           else setTimeout(look, 20);
         };
         look();
@@ -124,6 +128,27 @@ describe("--watch", () => {
     expect(code).toBe(0);
     expect(err.match(/changed: restarting/g)).toHaveLength(1);
   }, 60_000);
+
+  it("does not miss an edit made the moment it says it is watching", async () => {
+    const watched = mkdtempSync(join(tmpdir(), "aicc-watch-"));
+    const stop = new AbortController();
+    const said: string[] = [];
+    let runs = 0;
+    // Whoever waits for "watching" before editing (a user, a script) edits while the watcher may still be starting.
+    const say = (line: string) => {
+      said.push(line);
+      if (!line.startsWith("watching ")) return;
+      if (runs === 1) writeFileSync(join(watched, "bridge.py"), "# edited\n");
+      else stop.abort();
+    };
+    const giveUp = setTimeout(() => stop.abort(), 5000);
+    await watchLoop(async () => ({ code: runs++ }), { dir: watched, ownFiles: [], signal: stop.signal, say });
+    clearTimeout(giveUp);
+    expect(said.filter((l) => l.includes("changed: restarting"))).toEqual([
+      "bridge.py changed: restarting the bridge and running again",
+    ]);
+    expect(runs).toBe(2);
+  });
 
   it("needs --spawn and a folder that exists", async () => {
     expect((await cli(["--watch", "."])).err).toMatch(/--watch restarts a bridge it starts itself/);
