@@ -179,8 +179,8 @@ export const clientMutants: ClientMutant[] = [
   ),
   mutant(
     "strips-bom",
-    "wire.utf8/bom-reply",
-    "wire.utf8",
+    "wire.ndjson/bom-reply",
+    "wire.ndjson",
     "skips a byte order mark at the start of a reply",
     class extends ReferenceClient {
       protected override decode(line: Buffer): string {
@@ -294,6 +294,17 @@ export const clientMutants: ClientMutant[] = [
     class extends ReferenceClient {
       protected override encodeRequest(id: number, method: string, params: Record<string, unknown>): Buffer {
         return super.encodeRequest(id, method, params).subarray(0, -1);
+      }
+    },
+  ),
+  mutant(
+    "bom-request",
+    "wire.request-envelope/client-request",
+    "wire.ndjson",
+    "starts its request line with a UTF-8 byte order mark",
+    class extends ReferenceClient {
+      protected override encodeRequest(id: number, method: string, params: Record<string, unknown>): Buffer {
+        return Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), super.encodeRequest(id, method, params)]);
       }
     },
   ),

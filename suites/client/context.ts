@@ -7,6 +7,7 @@ import fc from "fast-check";
 import type { Contract, RuleId } from "../../protocol/contract.js";
 import type { TranscriptEntry } from "../../protocol/verdict.js";
 import { clip, type Finding } from "../harness/check.js";
+import { strictUtf8 } from "../harness/connection.js";
 
 /** A check of client mode: what the tool serves, the rules it judges, and how. */
 export interface ClientCheck {
@@ -132,7 +133,6 @@ export const marginMs = (timeoutMs: number) => Math.max(2000, timeoutMs);
 
 const OUTCOME = /^AICONTROL_OUTCOME\s+(\{.*\})\s*$/m;
 const KEEP = 64 * 1024;
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** What a client check may use. */
 export class ClientContext {
@@ -398,7 +398,8 @@ export class ClientContext {
       seen.after = all.subarray(seen.line.length + 1);
     }
     try {
-      const parsed = JSON.parse(strictUtf8.decode(seen.line)) as unknown;
+      // A byte order mark is judged by the request check alone: the answer still echoes the id behind it.
+      const parsed = JSON.parse(strictUtf8.decode(seen.line).replace(/^\ufeff/, "")) as unknown;
       if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed))
         seen.request = parsed as Record<string, unknown>;
     } catch {

@@ -1,7 +1,9 @@
-// wire.ndjson from the client's side: a response is a line, ended by LF; bytes that end with the
-// connection are no response.
-import { type ClientCheck, expectRejected, notConnected } from "./context.js";
+// wire.ndjson from the client's side: a response is one JSON object and LF; bytes that end with the
+// connection are no response, and a byte order mark before the object is not JSON.
+import { type ClientCheck, expectAccepted, expectRejected, line, notConnected } from "./context.js";
 import { validResult } from "./replies.js";
+
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 export const checks: ClientCheck[] = [
   {
@@ -14,6 +16,33 @@ export const checks: ClientCheck[] = [
     async run(ctx) {
       const run = await ctx.runCase({ answer: (seen) => ({ bytes: Buffer.from(validResult(seen)), after: "close" }) });
       return notConnected(run) ?? expectRejected(run, "a reply without LF at the end of the connection");
+    },
+  },
+  {
+    id: "wire.ndjson/bom-reply",
+    rules: ["wire.ndjson"],
+    description: "Answers with a valid result preceded by a UTF-8 byte order mark (EF BB BF).",
+    note:
+      "EF BB BF is well-formed UTF-8 (U+FEFF), but not part of a JSON text: the line no longer holds one JSON " +
+      "object (RFC 8259 section 8.1 forbids sending one, but lets parsers ignore it). Rejecting it is the strict " +
+      "reading; accepting it is a warning.",
+    async run(ctx) {
+      const run = await ctx.runCase({
+        answer: (seen) => ({ bytes: line(Buffer.concat([BOM, Buffer.from(validResult(seen))])), after: "hold" }),
+      });
+      const not = notConnected(run);
+      if (not) return not;
+      const rejected = expectRejected(run, "a reply that starts with a byte order mark");
+      if (rejected.verdict === "pass" || run.killed) return rejected;
+      const accepted = expectAccepted(run, "a reply that starts with a byte order mark");
+      if (accepted.verdict !== "pass") return rejected;
+      return {
+        ...rejected,
+        verdict: "warn",
+        message:
+          `${rejected.message} RFC 8259 lets a parser ignore a BOM; ` +
+          "the strict reading of the contract's one JSON object per line does not.",
+      };
     },
   },
 ];

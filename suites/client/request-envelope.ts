@@ -2,10 +2,10 @@
 // within the limit, the request envelope, and nothing more before its response.
 import type { RuleId } from "../../protocol/contract.js";
 import type { Finding } from "../harness/check.js";
+import { strictUtf8 } from "../harness/connection.js";
 import { type CaseRun, type ClientCheck, describeRun, line, notConnected, showBytes } from "./context.js";
 import { validResult } from "./replies.js";
 
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 /** Other framings a client must not assume: HTTP request lines, a TLS handshake record, a WebSocket upgrade. */
 const FOREIGN = /^(GET|POST|PUT|HEAD|OPTIONS|PATCH|DELETE|CONNECT|PRI) \S/;
@@ -74,6 +74,14 @@ function judgeRequest(run: CaseRun, jsonrpc: string, limit: number): Finding {
         seen.ended === "closed" ? "it closed the connection" : "none came in time"
       }).`,
       "one JSON object terminated by LF",
+    );
+  // U+FEFF is well-formed UTF-8 but not JSON whitespace: a request that starts with it is not one JSON object
+  // (RFC 8259 section 8.1 forbids adding it), and a conformant bridge answers it with a parse error.
+  if (text.startsWith("\ufeff"))
+    return bad(
+      "wire.ndjson",
+      "The client's request line starts with a byte order mark (EF BB BF), which is not JSON.",
+      "one JSON object per line, without a byte order mark",
     );
   let request: unknown;
   try {
