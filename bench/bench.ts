@@ -62,13 +62,16 @@ const median = (xs: number[]) => {
 const fmt = (x: number, f: Figure) => `${x.toFixed(f.digits)}${f.unit}`;
 const verdictOf = (f: Figure) => (f.ok === undefined ? "" : f.ok(median(f.samples)) ? "met" : "MISSED");
 
+const NAME_WIDTH = 64;
 function figure(f: Figure): void {
   figures.push(f);
   const m = median(f.samples);
   const spread =
     f.samples.length > 1 ? `  (min ${fmt(Math.min(...f.samples), f)}, max ${fmt(Math.max(...f.samples), f)})` : "";
+  // A name too long for the column goes on a line of its own, so the figures stay in one column.
+  const name = f.figure.length > NAME_WIDTH ? `${f.figure}\n${" ".repeat(NAME_WIDTH)}` : f.figure.padEnd(NAME_WIDTH);
   console.log(
-    `${f.figure.padEnd(64)} ${fmt(m, f).padStart(10)}${spread.padEnd(34)} n=${f.samples.length}  target ${f.target}  ${verdictOf(f)}`,
+    `${name} ${fmt(m, f).padStart(10)}${spread.padEnd(34)} n=${f.samples.length}  target ${f.target}  ${verdictOf(f)}`,
   );
 }
 
