@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { contract } from "../protocol/contract.js";
 import { ConnectError, Connection, WireStats } from "../suites/harness/connection.js";
@@ -156,6 +158,45 @@ describe("Connection on real loopback sockets", () => {
     expect(rebuilt + Buffer.from(rest.tail, "base64").toString()).toBe(long);
     conn.close();
   });
+
+  it.runIf(process.platform === "linux")(
+    "takes a pause again when this process overslept it, so a peer that was not running either still reads the segments apart",
+    async () => {
+      // The peer, another process, prints the size of each read; it is stopped while this process is busy past the
+      // pause, as a loaded machine stops both.
+      const peer = spawn(
+        process.execPath,
+        [
+          "-e",
+          `const s = require("net").createServer((c) => c.on("data", (d) => console.log(d.length)));
+         s.listen(0, "127.0.0.1", () => console.log("port " + s.address().port));`,
+        ],
+        { stdio: ["ignore", "pipe", "inherit"] },
+      );
+      closers.push(async () => void peer.kill("SIGKILL"));
+      let out = "";
+      peer.stdout.on("data", (d: Buffer) => {
+        out += d.toString();
+      });
+      while (!/port \d+\n/.test(out)) await new Promise((r) => setTimeout(r, 10));
+      const conn = await open(Number(/port (\d+)/.exec(out)![1]));
+      const pauseMs = 100;
+      peer.kill("SIGSTOP");
+      while (!/\) T /.test(readFileSync(`/proc/${peer.pid}/stat`, "utf8"))) await new Promise((r) => setTimeout(r, 1));
+      const sent = conn.write("first|second", { splitAt: [6], delayMs: pauseMs });
+      // The first segment waits in the stopped peer's socket; the pause's timer is set once this turn ends.
+      setTimeout(() => {
+        const until = performance.now() + 2 * pauseMs;
+        while (performance.now() < until); // this process overruns the pause
+        setTimeout(() => peer.kill("SIGCONT"), pauseMs / 2); // and the peer runs again a little later
+      }, 1);
+      await sent;
+      const reads = () => out.split("\n").slice(1, -1).map(Number);
+      while (reads().reduce((a, b) => a + b, 0) < 12) await new Promise((r) => setTimeout(r, 10));
+      expect(reads()).toEqual([6, 6]);
+      conn.close();
+    },
+  );
 
   it("refuses with ConnectError when nothing listens", async () => {
     await expect(Connection.open("127.0.0.1", 1, opts)).rejects.toBeInstanceOf(ConnectError);

@@ -213,12 +213,29 @@ export class Connection {
     this.record("send", bytes, 0, cuts.length ? { cuts, ...pause } : undefined);
     let from = 0;
     for (const to of [...cuts, bytes.length]) {
-      if (from > 0 && delayMs) await sleep(Math.min(delayMs, remaining(this.options.deadline)));
+      if (from > 0 && delayMs) await this.pause(delayMs);
       else if (from > 0) await new Promise<void>((resolve) => setImmediate(resolve));
       if (!(await this.writePiece(bytes.subarray(from, to)))) return false;
       from = to;
     }
     return true;
+  }
+
+  /**
+   * Waits `ms` in which this process ran: a pause exists for the peer to read the last segment before the next
+   * arrives, and a pause this process overslept (the machine was busy) may have given the peer no time either, so
+   * it is taken again, as often as the deadline allows. Ends with a turn of the event loop, so a bridge running in
+   * this process reads what is waiting before the timer's next segment goes out.
+   */
+  private async pause(ms: number): Promise<void> {
+    for (let tries = 0; tries < PAUSE_TRIES; tries++) {
+      const left = remaining(this.options.deadline);
+      if (left <= 0) return;
+      const start = performance.now();
+      await sleep(Math.min(ms, left));
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (performance.now() - start < 1.5 * ms) return;
+    }
   }
 
   private writePiece(piece: Buffer | string): Promise<boolean> | boolean {
@@ -474,6 +491,9 @@ function matchingPrefix(bytes: Buffer, shift: number): number {
 }
 
 const same = <T>(value: T): T => value;
+
+/** How often a pause that overran is taken again. */
+const PAUSE_TRIES = 5;
 
 export function remaining(deadline: number | undefined): number {
   return deadline === undefined ? 2 ** 31 - 1 : Math.max(0, Math.min(2 ** 31 - 1, deadline - Date.now()));
