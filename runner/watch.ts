@@ -103,6 +103,11 @@ function nextChange(
       clearTimeout(timer);
       timer = setTimeout(() => finish(changed), SETTLE_MS);
     });
-    watching();
+    try {
+      watching();
+    } catch (err) {
+      finish(undefined); // a watcher left open would keep the process alive
+      throw err;
+    }
   });
 }

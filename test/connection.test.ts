@@ -178,21 +178,29 @@ describe("Connection on real loopback sockets", () => {
       peer.stdout.on("data", (d: Buffer) => {
         out += d.toString();
       });
-      while (!/port \d+\n/.test(out)) await new Promise((r) => setTimeout(r, 10));
+      // Bounded waits: a peer that never answers fails the test with what it said, not with a timeout.
+      const until = async (done: () => boolean) => {
+        const giveUp = Date.now() + 10_000;
+        while (!done()) {
+          if (Date.now() > giveUp) throw new Error(`the peer said only: ${JSON.stringify(out)}`);
+          await new Promise((r) => setTimeout(r, 1));
+        }
+      };
+      await until(() => /port \d+\n/.test(out));
       const conn = await open(Number(/port (\d+)/.exec(out)![1]));
-      const pauseMs = 100;
+      const pauseMs = 200;
       peer.kill("SIGSTOP");
-      while (!/\) T /.test(readFileSync(`/proc/${peer.pid}/stat`, "utf8"))) await new Promise((r) => setTimeout(r, 1));
+      await until(() => /\) T /.test(readFileSync(`/proc/${peer.pid}/stat`, "utf8")));
       const sent = conn.write("first|second", { splitAt: [6], delayMs: pauseMs });
       // The first segment waits in the stopped peer's socket; the pause's timer is set once this turn ends.
       setTimeout(() => {
-        const until = performance.now() + 2 * pauseMs;
-        while (performance.now() < until); // this process overruns the pause
-        setTimeout(() => peer.kill("SIGCONT"), pauseMs / 2); // and the peer runs again a little later
+        const busyUntil = performance.now() + 2 * pauseMs;
+        while (performance.now() < busyUntil); // this process overruns the pause
+        setTimeout(() => peer.kill("SIGCONT"), pauseMs / 4); // and the peer runs again a little later
       }, 1);
       await sent;
       const reads = () => out.split("\n").slice(1, -1).map(Number);
-      while (reads().reduce((a, b) => a + b, 0) < 12) await new Promise((r) => setTimeout(r, 10));
+      await until(() => reads().reduce((a, b) => a + b, 0) >= 12);
       expect(reads()).toEqual([6, 6]);
       conn.close();
     },

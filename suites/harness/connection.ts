@@ -1,5 +1,6 @@
 import { once } from "node:events";
 import { connect as netConnect, type Socket } from "node:net";
+import { setImmediate as nextTurn } from "node:timers/promises";
 import type { TranscriptEntry } from "../../protocol/verdict.js";
 import { type Deferred, Transcript } from "./transcript.js";
 
@@ -214,7 +215,7 @@ export class Connection {
     let from = 0;
     for (const to of [...cuts, bytes.length]) {
       if (from > 0 && delayMs) await this.pause(delayMs);
-      else if (from > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      else if (from > 0) await nextTurn();
       if (!(await this.writePiece(bytes.subarray(from, to)))) return false;
       from = to;
     }
@@ -222,19 +223,19 @@ export class Connection {
   }
 
   /**
-   * Waits `ms` in which this process ran: a pause exists for the peer to read the last segment before the next
-   * arrives, and a pause this process overslept (the machine was busy) may have given the peer no time either, so
-   * it is taken again (up to PAUSE_TRIES times, within the deadline). Ends with a turn of the event loop, so a bridge in
-   * this process reads what is waiting before the next segment goes out.
+   * Waits `ms` for the peer to read the last segment before the next arrives. A pause whose timer ran late (the
+   * machine, or this process, was busy) may have given the peer no time to read either, so it is taken again, up to
+   * PAUSE_ATTEMPTS in all and within the deadline. Each ends with a turn of the event loop, so a bridge in this
+   * process reads what is waiting before the next segment goes out.
    */
   private async pause(ms: number): Promise<void> {
-    for (let tries = 0; tries < PAUSE_TRIES; tries++) {
+    for (let attempt = 0; attempt < PAUSE_ATTEMPTS; attempt++) {
       const left = remaining(this.options.deadline);
-      if (left <= 0) return;
+      if (left <= 0 || this.socket.destroyed || this.end) return;
       const start = performance.now();
       await sleep(Math.min(ms, left));
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      // Timers run a millisecond or two late on an idle machine: that is not oversleeping.
+      await nextTurn();
+      // Timers run a millisecond or two late on an idle machine: that is not a late pause.
       if (performance.now() - start < ms + Math.max(ms / 2, 4)) return;
     }
   }
@@ -493,8 +494,8 @@ function matchingPrefix(bytes: Buffer, shift: number): number {
 
 const same = <T>(value: T): T => value;
 
-/** How often a pause that overran is taken again. */
-const PAUSE_TRIES = 5;
+/** How many times at most a pause between segments is taken, when it keeps running late. */
+const PAUSE_ATTEMPTS = 5;
 
 export function remaining(deadline: number | undefined): number {
   return deadline === undefined ? 2 ** 31 - 1 : Math.max(0, Math.min(2 ** 31 - 1, deadline - Date.now()));

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { type CheckContext, describeReply, resultOf, rpc, violation } from "./check.js";
 import { type Connection, sleep } from "./connection.js";
 
@@ -132,7 +133,7 @@ export class Backoff {
   async wait(until = Number.POSITIVE_INFINITY): Promise<void> {
     const ms = Math.min(this.next, Math.max(0, until - Date.now()));
     this.next = Math.min(Math.max(1, this.next * 2), this.capMs);
-    if (ms < 1) await new Promise<void>((resolve) => setImmediate(resolve));
+    if (ms < 1) await nextTurn();
     else await sleep(ms);
   }
 }
