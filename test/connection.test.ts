@@ -5,6 +5,7 @@ import { contract } from "../protocol/contract.js";
 import { ConnectError, Connection, WireStats } from "../suites/harness/connection.js";
 import { Harness } from "../suites/harness/harness.js";
 import { REDACTED, redactor } from "../suites/harness/redact.js";
+import { until } from "./helpers.js";
 import { lineServer, rawServer } from "./servers.js";
 
 const MiB = 1_048_576;
@@ -178,19 +179,12 @@ describe("Connection on real loopback sockets", () => {
       peer.stdout.on("data", (d: Buffer) => {
         out += d.toString();
       });
-      // Bounded waits: a peer that never answers fails the test with what it said, not with a timeout.
-      const until = async (done: () => boolean) => {
-        const giveUp = Date.now() + 10_000;
-        while (!done()) {
-          if (Date.now() > giveUp) throw new Error(`the peer said only: ${JSON.stringify(out)}`);
-          await new Promise((r) => setTimeout(r, 1));
-        }
-      };
-      await until(() => /port \d+\n/.test(out));
+      const said = () => `the peer said only: ${JSON.stringify(out)}`;
+      await until(() => /port \d+\n/.test(out), said);
       const conn = await open(Number(/port (\d+)/.exec(out)![1]));
       const pauseMs = 200;
       peer.kill("SIGSTOP");
-      await until(() => /\) T /.test(readFileSync(`/proc/${peer.pid}/stat`, "utf8")));
+      await until(() => /\) T /.test(readFileSync(`/proc/${peer.pid}/stat`, "utf8")), said);
       const sent = conn.write("first|second", { splitAt: [6], delayMs: pauseMs });
       // The first segment waits in the stopped peer's socket; the pause's timer is set once this turn ends.
       setTimeout(() => {
@@ -200,7 +194,7 @@ describe("Connection on real loopback sockets", () => {
       }, 1);
       await sent;
       const reads = () => out.split("\n").slice(1, -1).map(Number);
-      await until(() => reads().reduce((a, b) => a + b, 0) >= 12);
+      await until(() => reads().reduce((a, b) => a + b, 0) >= 12, said);
       expect(reads()).toEqual([6, 6]);
       conn.close();
     },

@@ -137,3 +137,15 @@ export async function cli(
   const code = await main(args, io, { builtIn: (options) => new Reference(options) });
   return { code, out: stripVTControlCharacters(out), err: stripVTControlCharacters(err) };
 }
+
+/**
+ * Waits until `done()` holds, looking every few milliseconds; past `ms`, fails with `explain()` (what the peer said
+ * so far), so a peer that never gets there fails its test with the reason rather than with the test's timeout.
+ */
+export async function until(done: () => boolean, explain: () => string, ms = 10_000): Promise<void> {
+  const giveUp = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > giveUp) throw new Error(explain());
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { watchLoop } from "../runner/watch.js";
-import { cli, readReport, TEST_TOKEN } from "./helpers.js";
+import { cli, readReport, TEST_TOKEN, until } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-spawn-"));
 const bridgeCli = `${process.execPath} dist/bridges/reference/cli.js`;
@@ -95,15 +95,11 @@ describe("--watch", () => {
     let err = "";
     // A wait that fails says what the CLI had said so far, rather than timing the test out.
     const seen = (pattern: RegExp, times = 1) =>
-      new Promise<void>((resolve, reject) => {
-        const until = Date.now() + 20_000;
-        const look = () => {
-          if ((err.match(new RegExp(pattern, "g")) ?? []).length >= times) resolve();
-          else if (Date.now() > until) reject(new Error(`no ${pattern} (x${times}) in what the CLI said:\n${err}`));
-          else setTimeout(look, 20);
-        };
-        look();
-      });
+      until(
+        () => (err.match(new RegExp(pattern, "g")) ?? []).length >= times,
+        () => `no ${pattern} (x${times}) in what the CLI said:\n${err}`,
+        20_000,
+      );
     child.stderr.on("data", (d: Buffer) => {
       err += d.toString();
     });
