@@ -42,6 +42,17 @@ export function makeDirectory(dir: string): void {
  */
 export function targetNotes(report: Report): string[] {
   const notes: string[] = [];
+  if (report.interrupted) {
+    const left = new Set(
+      report.rules
+        .flatMap((r) => r.checks)
+        .filter((c) => /interrupted/.test(c.message))
+        .map((c) => c.id),
+    ).size;
+    notes.push(
+      `The run was interrupted: ${left} check${left === 1 ? "" : "s"} did not run (skip), so this report is incomplete.`,
+    );
+  }
   if (report.stopped)
     notes.push(
       `The bridge stopped completing commands after ${report.stopped.after} (${report.stopped.detail}): later checks that need completions could not be judged.`,

@@ -12,7 +12,11 @@ export interface Report {
   contract: { version: number; sha256: string; rules: number };
   target: { kind: "bridge" | "client"; endpoint?: string; command?: string; spawned: boolean; label?: string };
   seed: number;
+  /** Generated cases per property: with the seed, what a recorded path indexes into. */
+  runs?: number;
   startedAt: string;
+  /** The run was interrupted (Ctrl-C): the checks it did not reach are `skip` with the reason. */
+  interrupted?: true;
   durationMs: number;
   /** Rules per verdict. */
   summary: Record<Verdict, number>;
@@ -80,6 +84,18 @@ export interface CheckReport {
   transcript?: TranscriptEntry[];
   /** How the failure judged the reply to the case's last request, for a reproducer outside this tool. */
   oracle?: Oracle;
+  /**
+   * The recorded case run first, exactly (--replay, the corpus, --last-failed), and its verdict:
+   * what a claim that a failure is fixed rests on.
+   */
+  replayed?: {
+    seed: number;
+    path?: string;
+    replayPath?: string;
+    runs?: number;
+    verdict: Verdict;
+    case?: string;
+  };
 }
 
 /** A check as reporters see it. */

@@ -5,24 +5,25 @@ import { closeSync, openSync, readFileSync, statSync, unlinkSync } from "node:fs
 import { dirname, resolve } from "node:path";
 import picomatch from "picomatch";
 import { type Contract, ContractError, loadContract, type RuleId, contract as shipped } from "../protocol/contract.js";
-import { worst } from "../protocol/verdict.js";
 import { consoleReporter, FORMATS, githubReporter, markdownReporter } from "../reports/index.js";
 import { makeDirectory, writeOutput } from "../reports/output.js";
 import { reportProblem } from "../reports/schema.js";
-import type { CheckReport, Report, Reporter } from "../reports/types.js";
-import type { Check, Finding } from "../suites/harness/check.js";
+import type { Report, Reporter } from "../reports/types.js";
+import type { Check } from "../suites/harness/check.js";
 import { formatHostPort } from "../suites/harness/connection.js";
 import { redactor, STRONG_TOKEN_LENGTH } from "../suites/harness/redact.js";
 import { allChecks } from "../suites/index.js";
 import { UNCOVERED } from "./aggregate.js";
+import type { Case } from "./attempt.js";
 import { applyBaseline, type Baseline, baselineSection, loadBaseline } from "./baseline.js";
 import { clientUnstarted, runClientMode } from "./client.js";
 import { compareReports, formatChanges } from "./compare.js";
-import { loadCorpus, saveFailures } from "./corpus.js";
+import { corpusCases, loadCorpus, saveFailures } from "./corpus.js";
 import { exportReproducers } from "./export.js";
 import { mergeReports, mixedReports } from "./merge.js";
 import { OPTIONS, type OptionValues, PROFILES, type Profile, suggest, TIME_BUDGET, UsageError } from "./options.js";
-import { type Case, run } from "./run.js";
+import { failingCases, replayCommand, replayTarget, replayVerdicts } from "./replay.js";
+import { run } from "./run.js";
 import {
   type BridgeFactory,
   embeddedTarget,
@@ -76,12 +77,16 @@ export async function conformance(values: Values, positionals: string[], io: Io,
   }
 }
 
-async function execute(values: Values, positionals: string[], io: Io, deps: Deps): Promise<Outcome> {
+async function execute(given: Values, positionals: string[], io: Io, deps: Deps): Promise<Outcome> {
+  let values = given;
   const contract = values.contract ? readContract(values.contract) : shipped;
   const checks = allChecks;
   validateGlobs(values.rules ?? [], "--rules", contract);
   validateGlobs(values.skip ?? [], "--skip", contract);
-  const rules = values.lastFailed ? lastFailed(values.lastFailed, io) : (values.rules ?? []);
+  // A report whose failures this run takes up again (--replay, --last-failed).
+  const replayFlag = values.replay ? "--replay" : values.lastFailed ? "--last-failed" : undefined;
+  const earlier = replayFlag ? readReportFile((values.replay ?? values.lastFailed)!, replayFlag) : undefined;
+  const rules = values.lastFailed ? lastFailed(earlier!, values.lastFailed, io) : (values.rules ?? []);
   const selected = ruleSelector(rules, values.skip ?? [], contract);
   if (values.list) {
     if (values.json)
@@ -136,9 +141,13 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
     };
   }
 
+  // The failures of a report are taken up on the target that failed, with the report's seed and
+  // run count, so that its cases are the same cases: never silently on another target.
+  if (earlier)
+    values = replayTarget(earlier, values, replayFlag!, (line) => io.err(`aicontrol-conformance: ${line}\n`));
   const profile = (values.profile ?? OPTIONS.profile.default) as Profile;
-  const runs = values.runs ?? PROFILES[profile];
-  const seed = values.seed ?? Math.floor(Math.random() * 2 ** 31);
+  const runs = values.runs ?? earlier?.runs ?? PROFILES[profile];
+  const seed = values.seed ?? earlier?.seed ?? randomSeed();
   const timeoutMs = values.timeout ?? OPTIONS.timeout.default;
   const tokenEnv = values.tokenEnv ?? contract.defaults.tokenEnv;
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv)) {
@@ -162,21 +171,20 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
 
   let cases = new Map<string, Case>();
   let onlyChecks = values.check?.length ? new Set(values.check) : undefined;
-  const replayed = values.replay ? readReportFile(values.replay, "--replay") : undefined;
-  if (replayed) ({ cases, onlyChecks } = replayCases(replayed, values.check));
+  if (values.replay) {
+    cases = failingCases(earlier!, values.check);
+    if (cases.size === 0) throw new UsageError("--replay: the report holds no failing case to replay");
+    onlyChecks = new Set(cases.keys());
+  } else if (values.lastFailed) cases = failingCases(earlier!, undefined, ["fail"]);
   else if (values.path) {
     cases.set(values.check![0]!, {
       seed,
       path: values.path,
       ...(values.replayPath ? { replayPath: values.replayPath } : {}),
+      runs,
     });
-  } else if (values.saveFailures) {
-    cases = new Map(
-      loadCorpus(values.saveFailures)
-        .filter((c) => c.seed !== undefined)
-        .map((c) => [c.check, { seed: c.seed!, path: c.path }]),
-    );
-  }
+  } else if (values.saveFailures) cases = corpusCases(loadCorpus(values.saveFailures));
+  const caseMode = values.replay || values.path ? "replay" : values.lastFailed ? "last-failed" : "corpus";
   const unknown = [...(onlyChecks ?? [])].filter((id) => !checks.some((c) => c.id === id));
   if (unknown.length) {
     throw new UsageError(
@@ -236,9 +244,9 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
         spawned: !endpoint,
         label: "unreachable",
       };
-  const replaying = Boolean(values.replay || values.path);
+  const replaying = caseMode === "replay";
   const all = reporters();
-  if (replaying) all.push(replayVerdicts(human, onlyChecks, replayed));
+  if (replaying) all.push(replayVerdicts(human, onlyChecks, values.replay ? earlier : undefined));
   const failedReporters: string[] = [];
   let report: Report;
   try {
@@ -260,9 +268,11 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
       selected,
       onlyChecks,
       cases,
-      caseMode: replaying ? "replay" : "corpus",
+      caseMode,
+      ...(caseMode === "last-failed" ? { freshSeed: randomSeed() } : {}),
       baseline,
-      replayCommand: (check, finding) => replayCommand(check, finding, values, endpoint, tokenEnv, timeoutMs),
+      replayCommand: (check, finding) =>
+        replayCommand(check, finding, values, endpoint, { tokenEnv, timeoutMs, runs, defaultRuns: PROFILES.standard }),
       shard,
       maxFailures: values.bail ? 1 : values.maxFailures,
       concurrency: values.concurrency,
@@ -299,6 +309,15 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
   }
   if (unreachable || report.blocked) return { code: EXIT.unreachable, report };
   if (deps.signal?.aborted) return { code: EXIT.interrupted, report };
+  // A replay that still fails says so (1); one that could not run a case claims nothing (3).
+  const unreplayed = (c: { id: string; verdict: string }) =>
+    onlyChecks?.has(c.id) && (c.verdict === "error" || c.verdict === "skip");
+  if (
+    replaying &&
+    !report.rules.some((r) => r.verdict === "fail") &&
+    report.rules.some((r) => r.checks.some(unreplayed))
+  )
+    return { code: EXIT.unreachable, report };
   return { code: verdictCode(report, baseline, contract, human, values.allowUncovered), report };
 }
 
@@ -443,9 +462,10 @@ export function readReportFile(file: string, flag: string): Report {
   return report;
 }
 
+const randomSeed = () => Math.floor(Math.random() * 2 ** 31);
+
 /** --last-failed: the rules that failed or could not be judged in an earlier report (all when none did). */
-function lastFailed(file: string, io: Io): string[] {
-  const report = readReportFile(file, "--last-failed");
+function lastFailed(report: Report, file: string, io: Io): string[] {
   const failed = report.rules.filter((r) => r.verdict === "fail" || r.verdict === "error").map((r) => r.id);
   if (failed.length === 0) io.err(`aicontrol-conformance: no rule failed in ${file}: running every rule\n`);
   return failed;
@@ -488,93 +508,6 @@ export function ruleSelector(rules: string[], skip: string[], contract: Contract
     const rule = contract.rule(id);
     const wanted = positive.length === 0 || positive.some((g) => globMatches(g, rule));
     return wanted && !negative.some((g) => globMatches(g, rule));
-  };
-}
-
-function replayCommand(
-  check: Check,
-  finding: Finding,
-  values: Values,
-  endpoint: { host: string; port: number } | undefined,
-  tokenEnv: string,
-  timeoutMs: number,
-): string {
-  const fromRepo = process.env.npm_lifecycle_event === "start";
-  const parts = [fromRepo ? "npm start --" : "npx aicontrol-conformance"];
-  if (endpoint) parts.push(`--endpoint ${formatHostPort(endpoint.host, endpoint.port)}`);
-  if (values.spawn) parts.push(`--spawn ${shellQuote(values.spawn)}`);
-  if (values.allowRemote) parts.push("--allow-remote");
-  if (values.contract) parts.push(`--contract ${shellQuote(values.contract)}`);
-  if (tokenEnv !== shipped.defaults.tokenEnv) parts.push(`--token-env ${tokenEnv}`);
-  if (timeoutMs !== OPTIONS.timeout.default) parts.push(`--timeout ${timeoutMs}ms`);
-  parts.push(`--check ${check.id}`);
-  if (finding.path !== undefined) parts.push(`--seed ${finding.seed} --path ${finding.path}`);
-  if (finding.replayPath !== undefined) parts.push(`--replay-path ${shellQuote(finding.replayPath)}`);
-  return parts.join(" ");
-}
-
-const shellQuote = (s: string) => (/^[\w./:=@-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
-
-/** The failing cases of a report, to run again exactly. */
-function replayCases(
-  report: Report,
-  only: string[] | undefined,
-): { cases: Map<string, Case>; onlyChecks: Set<string> } {
-  const cases = new Map<string, Case>();
-  const onlyChecks = new Set<string>();
-  for (const rule of report.rules) {
-    for (const check of rule.checks ?? []) {
-      if (check.verdict !== "fail" && check.verdict !== "warn") continue;
-      if (only?.length && !only.includes(check.id)) continue;
-      onlyChecks.add(check.id);
-      cases.set(check.id, {
-        seed: check.seed ?? report.seed,
-        path: check.path,
-        ...(check.replayPath ? { replayPath: check.replayPath } : {}),
-      });
-    }
-  }
-  if (onlyChecks.size === 0) throw new UsageError("--replay: the report holds no failing case to replay");
-  return { cases, onlyChecks };
-}
-
-/** What a replayed check's verdict now says about the case it replayed. */
-const REPLAY_LABEL: Record<string, string> = {
-  fail: "STILL FAILING",
-  warn: "STILL WARNS",
-  error: "COULD NOT REPLAY",
-  skip: "NOT JUDGED",
-  pass: "FIXED",
-};
-
-/**
- * After a replay: per replayed check (by its worst entry across rules) whether the case is
- * fixed, and the reply it got before (from the replayed report) beside the one it gets now.
- */
-function replayVerdicts(out: (t: string) => void, only: Set<string> | undefined, before?: Report): Reporter {
-  const worstOf = (report: Report) => {
-    const entries = new Map<string, CheckReport>();
-    for (const check of report.rules.flatMap((r) => r.checks)) {
-      if (only && !only.has(check.id)) continue;
-      const known = entries.get(check.id);
-      if (!known || worst(known.verdict, check.verdict) !== known.verdict) entries.set(check.id, check);
-    }
-    return entries;
-  };
-  const then = before ? worstOf(before) : new Map<string, CheckReport>();
-  return {
-    name: "replay",
-    onRunEnd(report) {
-      for (const [id, now] of worstOf(report)) {
-        const label = REPLAY_LABEL[now.verdict]!;
-        out(`${label} ${id}${now.verdict === "pass" ? "" : `: ${now.message}`}\n`);
-        const old = then.get(id);
-        if (old) {
-          out(`    before: ${old.actual ?? old.message}\n`);
-          out(`    now:    ${now.actual ?? now.message}\n`);
-        }
-      }
-    },
   };
 }
 

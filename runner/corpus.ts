@@ -2,13 +2,13 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeDirectory } from "../reports/output.js";
 import type { Report } from "../reports/types.js";
+import type { Case } from "./attempt.js";
+import { recordedCase } from "./replay.js";
 
-/** One saved failing case: enough to run exactly it again. */
-export interface SavedCase {
+/** One saved failing case, whole: enough to run exactly it again, on any later run. */
+export interface SavedCase extends Case {
   check: string;
   rule: string;
-  seed?: number;
-  path?: string;
   counterexample?: string;
   message: string;
   replay?: string;
@@ -24,11 +24,15 @@ export function saveFailures(dir: string, report: Report): number {
       if (c.verdict !== "fail") continue;
       const folder = join(dir, rule.id);
       makeDirectory(folder);
+      // A failure that was itself a replay of a saved case keeps that case.
+      const { seed, path, replayPath, runs } = c.replayed?.verdict === "fail" ? c.replayed : recordedCase(report, c);
       const record: SavedCase = {
         check: c.id,
         rule: rule.id,
-        seed: c.seed,
-        path: c.path,
+        seed,
+        ...(path !== undefined ? { path } : {}),
+        ...(replayPath ? { replayPath } : {}),
+        ...(runs ? { runs } : {}),
         counterexample: c.counterexample,
         message: c.message,
         replay: c.replay,
@@ -57,4 +61,19 @@ export function loadCorpus(dir: string): SavedCase[] {
     }
     return files.map((f) => JSON.parse(readFileSync(join(dir, rule, f), "utf8")) as SavedCase);
   });
+}
+
+/** The exact case to run first for each check the corpus holds. */
+export function corpusCases(saved: readonly SavedCase[]): Map<string, Case> {
+  const cases = new Map<string, Case>();
+  for (const c of saved) {
+    if (typeof c.seed !== "number") continue;
+    cases.set(c.check, {
+      seed: c.seed,
+      ...(c.path !== undefined ? { path: c.path } : {}),
+      ...(c.replayPath ? { replayPath: c.replayPath } : {}),
+      ...(c.runs ? { runs: c.runs } : {}),
+    });
+  }
+  return cases;
 }

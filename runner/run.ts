@@ -8,21 +8,14 @@ import type { CheckInfo, CheckReport, Report, Reporter } from "../reports/types.
 import { canary, type Health } from "../suites/harness/canary.js";
 import { type Check, dealKey, type Finding, requirementOf } from "../suites/harness/check.js";
 import { Connection, WireStats } from "../suites/harness/connection.js";
-import { Harness } from "../suites/harness/harness.js";
 import { type Blocked, preflight, servesConcurrently } from "../suites/harness/preflight.js";
 import { redactor } from "../suites/harness/redact.js";
 import { aggregate, type CheckResult, summarize, UNCOVERED } from "./aggregate.js";
+import { type Case, runCheck } from "./attempt.js";
 import { type Baseline, baselineSection } from "./baseline.js";
+import { type CaseMode, recheck, runWithCase } from "./replay.js";
 import type { Target } from "./targets.js";
 import { TOOL } from "./tool.js";
-
-/** One exact case of a check: the seed, and the fast-check path of the shrunk input. */
-export interface Case {
-  seed: number;
-  path?: string;
-  /** The commands of a stateful case (fast-check's replayPath). */
-  replayPath?: string;
-}
 
 export interface RunOptions {
   contract: Contract;
@@ -47,8 +40,10 @@ export interface RunOptions {
   onlyChecks?: Set<string>;
   /** Exact cases (seed and fast-check path) per check: replayed alone, or (corpus) first. */
   cases?: Map<string, Case>;
-  /** "replay": a check with a case runs only it; "corpus": the case first, and a fresh run when it is fixed. */
-  caseMode?: "replay" | "corpus";
+  /** How the cases are used: only them (a replay), or first (the corpus, --last-failed). */
+  caseMode?: CaseMode;
+  /** With caseMode "last-failed": after the run's seed, the checks run once more with this one (fresh cases). */
+  freshSeed?: number;
   /** Known failures that do not fail the run (--baseline). */
   baseline?: Baseline;
   replayCommand?: (check: Check, finding: Finding) => string;
@@ -257,7 +252,9 @@ export async function run(options: RunOptions): Promise<Report> {
     contract: { version: contract.version, sha256: contract.sha256, rules: contract.rules.length },
     target: { kind: "bridge", ...options.targetInfo },
     seed: options.seed,
+    runs: options.runs,
     startedAt: new Date(started).toISOString(),
+    ...(options.signal?.aborted ? { interrupted: true as const } : {}),
     durationMs: Date.now() - started,
     summary: summarize(rules),
     ...(blocked && blocked.stillRun.length === 0 ? { blocked: blocked.problem } : {}),
@@ -407,40 +404,6 @@ async function probeConcurrency(o: RunOptions): Promise<boolean | undefined> {
   return serves;
 }
 
-/**
- * Re-sends a failing check's minimal case `o.recheck` times, each on a fresh bridge where this
- * tool owns it (on fresh connections otherwise). A failure never seen again is a warning; one
- * seen some of the times is flaky and stays a failure. A try that reaches no verdict counts
- * neither way.
- */
-async function recheck(check: Check, finding: Finding, o: RunOptions): Promise<Finding> {
-  const tries = o.recheck ?? 0;
-  if (tries <= 0) return finding;
-  const exact =
-    finding.path !== undefined && finding.seed !== undefined
-      ? { seed: finding.seed, path: finding.path, replayPath: finding.replayPath }
-      : undefined;
-  let ran = 0;
-  let failed = 0;
-  for (let i = 0; i < tries; i++) {
-    await o.target?.restart?.();
-    const again = await runCheck(check, o, exact);
-    if (again.verdict === "error" || again.verdict === "skip") continue;
-    ran++;
-    if (again.verdict === "fail") failed++;
-  }
-  if (ran === 0) return finding;
-  const grade = failed === ran ? "consistent" : failed > 0 ? "flaky" : "not-reproduced";
-  const reproduced = { tries: ran, failed, grade } as const;
-  if (grade !== "not-reproduced") return { ...finding, reproduced };
-  return {
-    ...finding,
-    verdict: "warn",
-    message: `${finding.message} (seen once, not reproduced in ${ran} tries)`,
-    reproduced,
-  };
-}
-
 /** After a failing check: is the bridge still there? Restart one this tool owns; otherwise stop judging. */
 async function lostTarget(check: Check, o: RunOptions): Promise<{ problem: string } | undefined> {
   const target = o.target!;
@@ -499,62 +462,6 @@ async function healthAfter(check: Check, o: RunOptions): Promise<{ problem: stri
   return { duty: "completions", after: check.id, detail: health.detail };
 }
 
-/** A check, with its saved or replayed case where there is one. */
-async function runWithCase(check: Check, o: RunOptions, log: (line: string) => void): Promise<Finding> {
-  const saved = o.cases?.get(check.id);
-  if (!saved) return runCheck(check, o);
-  const finding = await runCheck(check, o, saved);
-  if (o.caseMode !== "corpus") return finding;
-  const still = finding.verdict === "fail";
-  log(`corpus: ${still ? "STILL FAILING" : "FIXED"} ${check.id}`);
-  return still ? finding : runCheck(check, o);
-}
-
-/**
- * A check's own seed, from the run's seed and its ID: a check draws the same cases whatever
- * runs before it, beside it or in another shard, so serial, concurrent and sharded runs agree.
- */
-export function checkSeed(runSeed: number, checkId: string): number {
-  let hash = 0x811c9dc5 ^ runSeed; // FNV-1a over the ID, started from the run's seed
-  for (let i = 0; i < checkId.length; i++) hash = Math.imul(hash ^ checkId.charCodeAt(i), 0x01000193);
-  return hash & 0x7fffffff; // non-negative, so a printed --seed reads plainly
-}
-
-async function runCheck(check: Check, o: RunOptions, exact?: Case): Promise<Finding> {
-  const deadline = Date.now() + o.checkDeadlineMs;
-  const harness = new Harness({
-    contract: o.contract,
-    endpoint: o.target!,
-    token: o.token,
-    timeoutMs: o.timeoutMs,
-    runs: o.runs,
-    timeBudgetMs: o.timeBudgetMs,
-    seed: exact?.seed ?? checkSeed(o.seed, check.id),
-    path: exact?.path,
-    replayPath: exact?.replayPath,
-    concurrentConnections: o.concurrentConnections,
-    stats: o.stats,
-    deadline,
-  });
-  let timer: NodeJS.Timeout | undefined;
-  const overrun = new Promise<Finding>((resolve) => {
-    timer = setTimeout(
-      () =>
-        resolve({
-          verdict: "error",
-          message: `the check did not finish within its deadline of ${o.checkDeadlineMs} ms`,
-        }),
-      o.checkDeadlineMs + o.timeoutMs,
-    );
-  });
-  try {
-    return await Promise.race([harness.runCase(() => check.run(harness)), overrun]);
-  } finally {
-    clearTimeout(timer);
-    harness.stop();
-  }
-}
-
 function toCheckReport(check: Check, f: Finding, durationMs: number, o: RunOptions): CheckReport {
   const report: CheckReport = {
     id: check.id,
@@ -572,6 +479,7 @@ function toCheckReport(check: Check, f: Finding, durationMs: number, o: RunOptio
   if (f.oracle !== undefined) report.oracle = f.oracle;
   if (f.replayPath !== undefined) report.replayPath = f.replayPath;
   if (f.reproduced !== undefined) report.reproduced = f.reproduced;
+  if (f.replayed !== undefined) report.replayed = f.replayed;
   if ((f.verdict === "fail" || f.verdict === "warn") && o.replayCommand) report.replay = o.replayCommand(check, f);
   if (f.transcript && f.verdict !== "pass") report.transcript = f.transcript;
   return report;

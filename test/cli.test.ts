@@ -126,11 +126,28 @@ describe("CLI against a target", () => {
     expect(single.code).toBe(1);
     expect(single.out).toContain("STILL FAILING error.parse/non-json");
 
-    // Fixed: the same report replayed against a conformant bridge.
+    // Without a target flag, the replay goes to the endpoint the report recorded, and says so.
+    const recorded = await cli(["--replay", json], env);
+    expect(recorded.err).toContain(`replaying against the report's target: --endpoint ${endpoint}`);
+    expect(recorded.out).toContain("STILL FAILING error.parse/non-json");
+    expect(recorded.out).toMatch(/case: +\{"kind":/);
+    expect(recorded.code).toBe(1);
+    expect(readReport(json).seed).toBe(report.seed);
+
+    // Fixed: the same report replayed against a conformant bridge, named as another target.
     const fixed = await listening(new ReferenceBridge({ token: TEST_TOKEN }));
     const again = await cli(["--endpoint", fixed, "--replay", json], env);
+    expect(again.err).toContain(`replaying against --endpoint ${fixed}; the report was of --endpoint ${endpoint}`);
     expect(again.out).toContain("FIXED error.parse/non-json");
     expect(again.code).toBe(0);
+
+    // The bridge that failed is gone: nothing can be claimed about it.
+    await bridges.shift()!.close();
+    const gone = await cli(["--replay", json, "--json", join(dir, "gone.json")], env);
+    expect(gone.code).toBe(3);
+    expect(gone.out).toContain("COULD NOT REPLAY error.parse/non-json");
+    expect(gone.out).not.toContain("FIXED");
+    expect(readReport(join(dir, "gone.json")).seed).toBe(report.seed);
   });
 
   it("reaches a bridge on IPv6 loopback as [::1]:PORT", async () => {
@@ -226,7 +243,9 @@ describe("CLI interrupted", () => {
     const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
     expect(code).toBe(130);
     const report = readReport(json);
+    expect(report.interrupted).toBe(true);
     expect(report.rules.some((r) => r.checks.some((c) => c.message === "not run: the run was interrupted"))).toBe(true);
+    expect(out).toMatch(/The run was interrupted: \d+ checks did not run/);
     // The check under way when Ctrl-C came was finished and judged.
     expect(report.rules.some((r) => r.checks.some((c) => c.verdict === "pass"))).toBe(true);
   });
@@ -306,7 +325,9 @@ describe("CLI --spawn", () => {
     expect(check.verdict).toBe("fail");
     expect(check.replayPath).toMatch(/\S/);
     expect(check.replay).toContain(`--replay-path ${check.replayPath}`);
-    const fromReport = await cli(["--spawn", spawn, "--replay", json], env);
+    // The report's own spawn command is started again when no target is given.
+    const fromReport = await cli(["--replay", json], env);
+    expect(fromReport.err).toContain(`replaying against the report's target: --spawn ${spawn}`);
     expect(fromReport.out).toContain(`STILL FAILING ${check.id}`);
     expect(fromReport.out).toMatch(/before: .*\n\s+now: /);
     // The printed command as a shell reads it (single quotes), without the program name.

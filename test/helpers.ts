@@ -7,7 +7,7 @@ import { contract } from "../protocol/contract.js";
 import type { Report, Reporter } from "../reports/types.js";
 import { main } from "../runner/cli.js";
 import { ruleSelector } from "../runner/conformance.js";
-import { run } from "../runner/run.js";
+import { type RunOptions, run } from "../runner/run.js";
 import { embeddedTarget } from "../runner/targets.js";
 import type { Check } from "../suites/harness/check.js";
 import { allChecks } from "../suites/index.js";
@@ -48,6 +48,11 @@ export interface SuiteRun {
   recheck?: number;
   /** Checks at a time (default: the run's own choice). */
   concurrency?: number;
+  /** Exact cases, and how the run uses them (see RunOptions). */
+  cases?: RunOptions["cases"];
+  caseMode?: RunOptions["caseMode"];
+  freshSeed?: number;
+  log?: (line: string) => void;
 }
 
 /** Runs the suite in-process against a bridge the test builds (restarted when a check kills it). */
@@ -85,8 +90,10 @@ export async function runSuite(
         ...(o.first ? { first: new Set(o.first) } : {}),
         recheck: o.recheck ?? 0,
         ...(o.concurrency ? { concurrency: o.concurrency } : {}),
+        ...(o.cases ? { cases: o.cases, caseMode: o.caseMode ?? "replay" } : {}),
+        ...(o.freshSeed !== undefined ? { freshSeed: o.freshSeed } : {}),
         reporters: o.reporters ?? [],
-        log: () => {},
+        log: o.log ?? (() => {}),
       }),
     );
   } finally {

@@ -263,7 +263,12 @@ describe("CI gate features", () => {
     const saved = JSON.parse(
       readFileSync(join(corpus, "ai-control-protocol.wire.utf8", "wire.utf8__malformed.json"), "utf8"),
     );
-    expect(saved).toMatchObject({ check: "wire.utf8/malformed", seed: expect.any(Number), path: expect.any(String) });
+    expect(saved).toMatchObject({
+      check: "wire.utf8/malformed",
+      seed: expect.any(Number),
+      path: expect.any(String),
+      runs: 15,
+    });
 
     const again = await run([
       "--endpoint",
@@ -311,9 +316,24 @@ describe("CI gate features", () => {
     const r = await run(["--compare", good, files.json]);
     expect(r.out).toMatch(/REGRESSED ai-control-protocol.wire.utf8: pass -> fail/);
     expect(r.code).toBe(1);
+    // A run on other cases proves nothing about the old ones.
     const back = await run(["--compare", files.json, good]);
-    expect(back.out).toMatch(/IMPROVED {2}ai-control-protocol.wire.utf8: fail -> pass/);
+    expect(back.out).toMatch(/CHANGED {3}ai-control-protocol.wire.utf8: fail -> pass \(not judged on the same cases/);
+    expect(back.out).not.toContain("IMPROVED");
     expect(back.code).toBe(0);
+    // --last-failed replays the old failing cases first: only then is the change an improvement.
+    const proven = join(dir, "proven.json");
+    const again = new ReferenceBridge({ token: TEST_TOKEN });
+    const at = (await again.listen()).port;
+    try {
+      const lf = await run(["--endpoint", `127.0.0.1:${at}`, "--last-failed", files.json, "--json", proven]);
+      expect(lf.code).toBe(0);
+      expect(lf.err).toContain("last failed: FIXED wire.utf8/malformed");
+    } finally {
+      await again.close();
+    }
+    const improved = await run(["--compare", files.json, proven]);
+    expect(improved.out).toMatch(/IMPROVED {2}ai-control-protocol.wire.utf8: fail -> pass/);
   });
 });
 

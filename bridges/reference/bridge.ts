@@ -140,8 +140,14 @@ export class ReferenceBridge {
       server.once("error", reject);
       server.listen(this.options.port, this.options.host, () => resolve());
     });
-    this.drainTimer = setInterval(() => this.drainOne(), this.options.drainIntervalMs);
+    this.startLoop();
     return this.address;
+  }
+
+  /** Starts the game loop that completes queued commands, one per drain interval. */
+  startLoop(): void {
+    clearInterval(this.drainTimer);
+    this.drainTimer = setInterval(() => this.drainOne(), this.options.drainIntervalMs);
   }
 
   async close(): Promise<void> {

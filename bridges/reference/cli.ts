@@ -3,6 +3,7 @@
 // Prints AICONTROL_BRIDGE_READY {"host":...,"port":...} once it listens.
 import { parseArgs } from "node:util";
 import { contract } from "../../protocol/contract.js";
+import { flaky } from "../mutants/flaky.js";
 import { mutants } from "../mutants/index.js";
 import { type BridgeOptions, ReferenceBridge } from "./bridge.js";
 
@@ -17,6 +18,8 @@ const { values } = parseArgs({
     "drain-ms": { type: "string" },
     "single-connection": { type: "boolean", default: false },
     mutant: { type: "string" },
+    // With --mutant: the fault acts on about this fraction of connections (0 to 1).
+    flaky: { type: "string" },
   },
 });
 
@@ -42,7 +45,11 @@ if (values["drain-ms"] !== undefined) options.drainIntervalMs = int("drain-ms", 
 const mutant = values.mutant ? mutants.find((m) => m.name === values.mutant) : undefined;
 if (values.mutant && !mutant)
   fail(`no mutant named "${values.mutant}"; there are: ${mutants.map((m) => m.name).join(", ")}`);
-const bridge: ReferenceBridge = mutant ? mutant.create(options) : new ReferenceBridge(options);
+const fraction = values.flaky === undefined ? undefined : Number(values.flaky);
+if (fraction !== undefined && !(mutant && fraction >= 0 && fraction <= 1))
+  fail("--flaky takes a fraction from 0 to 1, with --mutant");
+const chosen = mutant && fraction !== undefined ? flaky(mutant, fraction) : mutant;
+const bridge: ReferenceBridge = chosen ? chosen.create(options) : new ReferenceBridge(options);
 const address = await bridge.listen();
 process.stdout.write(`AICONTROL_BRIDGE_READY ${JSON.stringify(address)}\n`);
 const stop = () => void bridge.close().then(() => process.exit(0));

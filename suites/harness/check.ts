@@ -26,6 +26,19 @@ export interface Finding {
    * (an exported reproducer); set where the judgement is one of the shared expectations.
    */
   oracle?: Oracle;
+  /** The recorded case that ran first (a replay, the corpus, --last-failed), and its verdict then. */
+  replayed?: ReplayedCase;
+}
+
+/** A recorded case run again exactly: seed, path and commands, and what it showed this time. */
+export interface ReplayedCase {
+  seed: number;
+  path?: string;
+  replayPath?: string;
+  runs?: number;
+  verdict: Verdict;
+  /** The case as it ran. */
+  case?: string;
 }
 
 export interface Reproduced {

@@ -251,11 +251,23 @@ export class Harness implements CheckContext {
     // A case that could reach no verdict ends the property with that finding.
     let inconclusive: Finding | undefined;
     const restart = this.options.endpoint.restart?.bind(this.options.endpoint);
+    // An exact replay runs the one case at its path, once: fast-check would otherwise go on to the
+    // cases after it and shrink whatever fails there, and call a different case the same failure.
+    const exact = this.options.path !== undefined;
+    let ran: string | undefined;
+    // Which generated case this is, while no case has failed: the path of a warning's case.
+    let index = 0;
+    let warningPath: string | undefined;
     // A failure may leave a bridge we cannot restart broken: shrinking would then chase a different fault.
-    const noShrink = options.restartAfterFailure && !restart;
+    const noShrink = exact || (options.restartAfterFailure && !restart);
     const result = await fc.check(
       fc.asyncProperty(arbitrary, async (input) => {
         if (inconclusive || this.expired) return true; // stop shrinking towards a harness fault or past the deadline
+        if (exact) {
+          if (ran !== undefined) return true;
+          ran = fc.stringify(input);
+        }
+        const at = failure ? undefined : String(index++);
         // Once shrinking, every attempt starts on a freshly started bridge: a minimal case that replays alike.
         if (failure && options.restartAfterFailure) await restart?.();
         const finding = await this.runCase(async () => {
@@ -281,7 +293,10 @@ export class Harness implements CheckContext {
           failure = finding;
           return false;
         }
-        if (finding.verdict === "warn") warning ??= finding;
+        if (finding.verdict === "warn" && !warning) {
+          warning = { ...finding, counterexample: finding.counterexample ?? fc.stringify(input) };
+          warningPath = at;
+        }
         return true;
       }),
       {
@@ -301,12 +316,7 @@ export class Harness implements CheckContext {
     // Leave the bridge as healthy as it was found for the checks after this one.
     if (failure && options.restartAfterFailure && !this.stopped) await restart?.();
     if (inconclusive) return inconclusive;
-    // A replay that ran no case did not replay anything: that is not a fix.
-    if (this.options.path !== undefined && result.numRuns === 0 && !failure)
-      return {
-        verdict: "error",
-        message: `the case could not be replayed (seed ${this.options.seed}, path ${this.options.path}): ${String(result.errorInstance ?? "no case ran")}`,
-      };
+    if (exact) return this.replayed(ran, failure ?? warning, result.errorInstance);
     if (result.failed && failure) {
       const note = noShrink
         ? " (not shrunk: a bridge at an endpoint cannot be restarted between attempts, so this is the first failing case)"
@@ -332,9 +342,24 @@ export class Harness implements CheckContext {
         verdict: "error",
         message: `the property could not be run: ${String(result.errorInstance ?? "unknown error")}`,
       };
-    if (warning) return warning;
+    // A warning names its case exactly, so that a replay judges that case and no other.
+    if (warning)
+      return warningPath === undefined ? warning : { ...warning, seed: this.options.seed, path: warningPath };
     const note = result.interrupted ? ` (interrupted by the deadline after ${result.numRuns} cases)` : "";
     return { verdict: "pass", message: `${result.numRuns} generated cases passed${note}.` };
+  }
+
+  /** The finding of an exact replay: the one case at the path, named whatever its verdict. */
+  private replayed(ran: string | undefined, found: Finding | undefined, error: unknown): Finding {
+    const { seed, path, replayPath } = this.options;
+    // A replay that ran no case did not replay anything: that is not a fix.
+    if (ran === undefined)
+      return {
+        verdict: "error",
+        message: `the case could not be replayed (seed ${seed}, path ${path}): ${String(error ?? "no case ran")}`,
+      };
+    const finding = found ?? { verdict: "pass" as const, message: "The replayed case passed." };
+    return { ...finding, counterexample: ran, seed, path, ...(replayPath ? { replayPath } : {}) };
   }
 
   /** Runs one case with a fresh transcript, turning violations and faults into findings. */

@@ -1,0 +1,241 @@
+// Exact cases run again: the recheck of a fresh failure, a report's replay, the corpus and
+// --last-failed. A claim that a case is FIXED rests on that one case, run once, on the target
+// that failed: no later cases, no shrinking, no silent change of target.
+import { contract as shipped } from "../protocol/contract.js";
+import { worst } from "../protocol/verdict.js";
+import type { CheckReport, Report, Reporter } from "../reports/types.js";
+import type { Check, Finding } from "../suites/harness/check.js";
+import { formatHostPort } from "../suites/harness/connection.js";
+import { type Case, checkSeed, runCheck } from "./attempt.js";
+import { OPTIONS, type OptionValues, UsageError } from "./options.js";
+import type { RunOptions } from "./run.js";
+
+/** How a run uses the exact cases it is given (RunOptions.cases). */
+export type CaseMode =
+  /** A check with a case runs only that case (--replay, --check --seed --path). */
+  | "replay"
+  /** The saved case first; the check's own cases after it, when it passes (--save-failures). */
+  | "corpus"
+  /** The recorded case first, then the report's seed, then fresh cases: a rule passes only when all pass. */
+  | "last-failed";
+
+/**
+ * A check, with its recorded case where there is one. In "replay" mode only the case runs. In
+ * the others, a case that still fails is the verdict; one that passes is followed by the
+ * check's own cases, and the first of them to fail is the verdict: a rule is fixed only when
+ * its recorded case and new cases pass. `fresh` (last-failed) adds a pass with a new seed.
+ */
+export async function runWithCase(check: Check, o: RunOptions, log: (line: string) => void): Promise<Finding> {
+  const saved = o.cases?.get(check.id);
+  const seeds = [o.seed, ...(o.caseMode === "last-failed" && o.freshSeed !== undefined ? [o.freshSeed] : [])];
+  /** The check's own cases, seed after seed, from `from` on: the worst finding, and the first failure ends it. */
+  const ownCases = async (from?: Finding): Promise<Finding> => {
+    let finding = from;
+    for (const seed of seeds) {
+      const next = await runCheck(check, seed === o.seed ? o : { ...o, seed });
+      finding = !finding || worst(finding.verdict, next.verdict) === next.verdict ? next : finding;
+      if (next.verdict === "fail") break;
+    }
+    return finding!;
+  };
+  if (!saved) return ownCases();
+  const first = await runCheck(check, o, saved);
+  const replayed = {
+    ...saved,
+    verdict: first.verdict,
+    ...(first.counterexample ? { case: first.counterexample } : {}),
+  };
+  if (o.caseMode === "replay") return { ...first, replayed };
+  const label = o.caseMode === "last-failed" ? "last failed" : "corpus";
+  if (first.verdict === "fail") {
+    log(`${label}: STILL FAILING ${check.id}: the recorded case fails again`);
+    return { ...first, replayed };
+  }
+  const replayable = first.verdict === "pass" || first.verdict === "warn";
+  // A saved case the check can no longer run proves nothing either way: in the corpus the check's
+  // own cases judge it; after --last-failed the rule cannot pass on cases that were not replayed.
+  const finding = await ownCases(replayable || o.caseMode === "last-failed" ? first : undefined);
+  if (!replayable) log(`${label}: COULD NOT REPLAY ${check.id}: ${first.message}`);
+  else if (finding.verdict === "fail")
+    log(`${label}: ${check.id}: the recorded case passes now, but a new case fails: ${finding.message}`);
+  else log(`${label}: FIXED ${check.id}: the recorded case and new cases pass`);
+  return { ...finding, replayed };
+}
+
+/**
+ * Re-sends a failing check's case `o.recheck` times, each exactly that one case, each on a
+ * fresh bridge where this tool owns it (on fresh connections otherwise). A failure never seen
+ * again is a warning; one seen some of the times is flaky and stays a failure. A try that
+ * reaches no verdict counts neither way.
+ */
+export async function recheck(check: Check, finding: Finding, o: RunOptions): Promise<Finding> {
+  const tries = o.recheck ?? 0;
+  if (tries <= 0) return finding;
+  const exact: Case = {
+    seed: finding.seed ?? checkSeed(o.seed, check.id),
+    ...(finding.path !== undefined ? { path: finding.path } : {}),
+    ...(finding.replayPath !== undefined ? { replayPath: finding.replayPath } : {}),
+  };
+  let ran = 0;
+  let failed = 0;
+  for (let i = 0; i < tries; i++) {
+    await o.target?.restart?.();
+    const again = await runCheck(check, o, exact);
+    if (again.verdict === "error" || again.verdict === "skip") continue;
+    ran++;
+    if (again.verdict === "fail") failed++;
+  }
+  if (ran === 0) return finding;
+  const grade = failed === ran ? "consistent" : failed > 0 ? "flaky" : "not-reproduced";
+  const reproduced = { tries: ran, failed, grade } as const;
+  if (grade !== "not-reproduced") return { ...finding, reproduced };
+  return {
+    ...finding,
+    verdict: "warn",
+    message: `${finding.message} (seen once, not reproduced in ${ran} tries)`,
+    reproduced,
+  };
+}
+
+/** The exact case a report recorded for a check: its seed (its own, or derived from the run's), path and run count. */
+export function recordedCase(report: Report, check: CheckReport): Case {
+  return {
+    seed: check.seed ?? checkSeed(report.seed, check.id),
+    ...(check.path !== undefined ? { path: check.path } : {}),
+    ...(check.replayPath ? { replayPath: check.replayPath } : {}),
+    ...(report.runs ? { runs: report.runs } : {}),
+  };
+}
+
+/** The failing (and warning) cases of a report, to run again exactly. */
+export function failingCases(
+  report: Report,
+  only: readonly string[] | undefined,
+  verdicts: readonly string[] = ["fail", "warn"],
+): Map<string, Case> {
+  const cases = new Map<string, Case>();
+  for (const check of report.rules.flatMap((r) => r.checks ?? [])) {
+    if (!verdicts.includes(check.verdict)) continue;
+    if (only?.length && !only.includes(check.id)) continue;
+    cases.set(check.id, recordedCase(report, check));
+  }
+  return cases;
+}
+
+/** Where a report's run ran: a command to spawn, an endpoint, or the built-in bridge. */
+export type RecordedTarget = { spawn: string } | { endpoint: string } | { builtIn: true };
+
+export function recordedTarget(report: Report): RecordedTarget | undefined {
+  const t = report.target;
+  if (t.kind !== "bridge") return undefined;
+  if (t.command) return { spawn: t.command };
+  if (!t.spawned && t.endpoint) return { endpoint: t.endpoint };
+  if (t.spawned && t.label?.startsWith("built-in")) return { builtIn: true };
+  return undefined;
+}
+
+const describeTarget = (t: RecordedTarget): string =>
+  "spawn" in t ? `--spawn ${t.spawn}` : "endpoint" in t ? `--endpoint ${t.endpoint}` : "the built-in bridge";
+
+/**
+ * The target a re-run of `report` goes to: the one given on the command line (said aloud when it
+ * differs from the report's), or else the one the report recorded, never silently another.
+ */
+export function replayTarget(
+  report: Report,
+  values: Partial<OptionValues>,
+  flag: string,
+  say: (line: string) => void,
+): Partial<OptionValues> {
+  const recorded = recordedTarget(report);
+  const given: RecordedTarget | undefined = values.spawn
+    ? { spawn: values.spawn }
+    : values.endpoint
+      ? { endpoint: values.endpoint }
+      : undefined;
+  if (given) {
+    const same = recorded && describeTarget(recorded) === describeTarget(given);
+    if (!same)
+      say(
+        `replaying against ${describeTarget(given)}; the report was of ${recorded ? describeTarget(recorded) : (report.target.label ?? "an unknown target")}`,
+      );
+    return values;
+  }
+  if (!recorded)
+    throw new UsageError(
+      `${flag}: the report does not say how to reach its target (${report.target.label ?? report.target.kind}); give --endpoint or --spawn`,
+    );
+  say(`replaying against the report's target: ${describeTarget(recorded)}`);
+  if ("spawn" in recorded) return { ...values, spawn: recorded.spawn };
+  if ("endpoint" in recorded) return { ...values, endpoint: recorded.endpoint };
+  return values;
+}
+
+/** What a replayed check's verdict now says about the case it replayed. */
+const REPLAY_LABEL: Record<string, string> = {
+  fail: "STILL FAILING",
+  warn: "STILL WARNS",
+  error: "COULD NOT REPLAY",
+  skip: "COULD NOT REPLAY",
+  pass: "FIXED",
+};
+
+/**
+ * After a replay: per replayed check (by its worst entry across rules) whether the case is
+ * fixed, the case it ran, and the reply it got before (from the replayed report) beside the one
+ * it gets now.
+ */
+export function replayVerdicts(out: (t: string) => void, only: Set<string> | undefined, before?: Report): Reporter {
+  const worstOf = (report: Report) => {
+    const entries = new Map<string, CheckReport>();
+    for (const check of report.rules.flatMap((r) => r.checks)) {
+      if (only && !only.has(check.id)) continue;
+      const known = entries.get(check.id);
+      if (!known || worst(known.verdict, check.verdict) !== known.verdict) entries.set(check.id, check);
+    }
+    return entries;
+  };
+  const then = before ? worstOf(before) : new Map<string, CheckReport>();
+  return {
+    name: "replay",
+    onRunEnd(report) {
+      for (const [id, now] of worstOf(report)) {
+        const label = REPLAY_LABEL[now.verdict]!;
+        out(`${label} ${id}${now.verdict === "pass" ? "" : `: ${now.message}`}\n`);
+        const ran = now.replayed?.case ?? now.counterexample;
+        if (ran !== undefined) out(`    case:   ${ran}\n`);
+        const old = then.get(id);
+        if (old) {
+          out(`    before: ${old.actual ?? old.message}\n`);
+          out(`    now:    ${now.actual ?? now.message}\n`);
+        }
+      }
+    },
+  };
+}
+
+/** The command line that runs exactly one case of a check again, on the same target. */
+export function replayCommand(
+  check: Check,
+  finding: Finding,
+  values: Partial<OptionValues>,
+  endpoint: { host: string; port: number } | undefined,
+  o: { tokenEnv: string; timeoutMs: number; runs: number; defaultRuns: number },
+): string {
+  const fromRepo = process.env.npm_lifecycle_event === "start";
+  const parts = [fromRepo ? "npm start --" : "npx aicontrol-conformance"];
+  if (endpoint) parts.push(`--endpoint ${formatHostPort(endpoint.host, endpoint.port)}`);
+  if (values.spawn) parts.push(`--spawn ${shellQuote(values.spawn)}`);
+  if (values.allowRemote) parts.push("--allow-remote");
+  if (values.contract) parts.push(`--contract ${shellQuote(values.contract)}`);
+  if (o.tokenEnv !== shipped.defaults.tokenEnv) parts.push(`--token-env ${o.tokenEnv}`);
+  if (o.timeoutMs !== OPTIONS.timeout.default) parts.push(`--timeout ${o.timeoutMs}ms`);
+  // A check's examples may depend on the run count, and with them the path.
+  if (o.runs !== o.defaultRuns) parts.push(`--runs ${o.runs}`);
+  parts.push(`--check ${check.id}`);
+  if (finding.path !== undefined) parts.push(`--seed ${finding.seed} --path ${finding.path}`);
+  if (finding.replayPath !== undefined) parts.push(`--replay-path ${shellQuote(finding.replayPath)}`);
+  return parts.join(" ");
+}
+
+const shellQuote = (s: string) => (/^[\w./:=@-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
