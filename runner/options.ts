@@ -169,7 +169,9 @@ export const OPTIONS = {
     kind: "string",
     group: "Replay and CI",
     arg: "REPORT",
-    description: "run only the rules that failed (or could not be judged) in an earlier JSON report",
+    description:
+      "the rules that failed (or could not be judged) in an earlier JSON report: its failing cases exactly " +
+      "first, then its seed, then fresh cases, on its target unless one is given",
   },
   watch: {
     kind: "string",
@@ -187,7 +189,9 @@ export const OPTIONS = {
     kind: "string",
     group: "Replay and CI",
     arg: "FILE",
-    description: "re-run the failing cases of a JSON report: FIXED or STILL FAILING",
+    description:
+      "re-run each failing case of a JSON report exactly, on the report's target unless one is given: " +
+      "FIXED, STILL FAILING, or COULD NOT REPLAY (exit 3)",
   },
   path: {
     kind: "string",
