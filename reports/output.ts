@@ -55,7 +55,9 @@ export function targetNotes(report: Report): string[] {
   }
   if (report.stopped)
     notes.push(
-      `The bridge stopped completing commands after ${report.stopped.after} (${report.stopped.detail}): later checks that need completions could not be judged.`,
+      report.stopped.after === "preflight"
+        ? `The bridge completed no command before the first check (${report.stopped.detail}): it was broken before this run, and the checks that need completions could not be judged.`
+        : `The bridge stopped completing commands after ${report.stopped.after} (${report.stopped.detail}): later checks that need completions could not be judged.`,
     );
   for (const death of report.targetExits ?? []) {
     const during = death.check ? ` during ${death.check}` : "";

@@ -5,14 +5,15 @@ import type { Contract, RuleId } from "../protocol/contract.js";
 import { VERDICT_ORDER } from "../protocol/verdict.js";
 import { fanOut } from "../reports/index.js";
 import type { CheckInfo, CheckReport, Report, Reporter } from "../reports/types.js";
-import { canary, type Health } from "../suites/harness/canary.js";
+import type { CanaryMemory } from "../suites/harness/canary.js";
 import { type Check, dealKey, type Finding, requirementOf } from "../suites/harness/check.js";
-import { Connection, WireStats } from "../suites/harness/connection.js";
-import { type Blocked, preflight, servesConcurrently } from "../suites/harness/preflight.js";
+import { WireStats } from "../suites/harness/connection.js";
+import type { Blocked } from "../suites/harness/preflight.js";
 import { redactor } from "../suites/harness/redact.js";
 import { aggregate, type CheckResult, summarize, UNCOVERED } from "./aggregate.js";
 import { type Case, runCheck } from "./attempt.js";
 import { type Baseline, baselineSection } from "./baseline.js";
+import { diagnose, inconclusive, lostTarget, PREFLIGHT, preflightProblem, probeConcurrency } from "./health.js";
 import { type CaseMode, recheck, runWithCase } from "./replay.js";
 import type { Target } from "./targets.js";
 import { TOOL } from "./tool.js";
@@ -165,15 +166,36 @@ export async function run(options: RunOptions): Promise<Report> {
         return { verdict: "error", message: inconclusive(stopped) };
       return undefined;
     };
+    const memory: CanaryMemory = {};
+    /**
+     * What the canary found, at `at` (before the first check, or after a failing check): faults on
+     * their own rules, recorded once each, and what stopped.
+     */
+    const diagnosed = async (at: string) => {
+      const found = await diagnose(at, probed, memory);
+      for (const finding of found.findings) {
+        const check: Check = {
+          id: `${at === PREFLIGHT ? "preflight" : "canary"}/${finding.rules?.[0] ?? "serving"}`,
+          rules: finding.rules ?? [],
+          description:
+            at === PREFLIGHT
+              ? "Before the first check: acts with an advertised command type and waits for its completion."
+              : `After ${at} failed: lets the queue drain, acts with a type that completed before, and follows its completion.`,
+          run: async () => finding,
+        };
+        const info = { id: check.id, rules: check.rules, description: check.description };
+        if (!results.has(check.id)) await record(check, finding, Date.now(), info);
+      }
+      if (found.problem) stop = { problem: found.problem };
+      else if (found.stopped) stopped = found.stopped;
+    };
     /** After a failure: is the bridge still there (restarted where owned), and does it still serve? */
     const afterFailure = async (check: Check) => {
       stop = await lostTarget(check, probed);
-      if (!stop && !stopped) {
-        const after = await healthAfter(check, probed);
-        if (after && "problem" in after) stop = after;
-        else stopped = after;
-      }
+      if (!stop && !stopped) await diagnosed(check.id);
     };
+    // A bridge broken before the run is named as such, not after whichever check comes first.
+    if (!stop) await diagnosed(PREFLIGHT);
     /** One check alone on the bridge: a failure is followed by the canary and rechecked. */
     const serial = async (check: Check, begunAs?: CheckInfo) => {
       const info = begunAs ?? (await begin(check));
@@ -370,96 +392,6 @@ async function fuzzUntil(
       lastFailing = failing;
     }
   }
-}
-
-/** Why no check can reach a verdict (the bridge is gone, a token is missing, it answers nothing), or undefined. */
-async function preflightProblem(o: RunOptions): Promise<Blocked | undefined> {
-  let blocked: Blocked | undefined;
-  const probe: Check = {
-    id: "preflight",
-    rules: [],
-    description: "",
-    run: async (ctx) => {
-      blocked = await preflight(ctx, o.tokenEnv);
-      return { verdict: "pass", message: "ready" };
-    },
-  };
-  await runCheck(probe, o);
-  return blocked;
-}
-
-/** Whether the bridge serves a second connection while one is open; undefined when the probe could not tell. */
-async function probeConcurrency(o: RunOptions): Promise<boolean | undefined> {
-  let serves: boolean | undefined;
-  const probe: Check = {
-    id: "connections",
-    rules: [],
-    description: "",
-    run: async (ctx) => {
-      serves = await servesConcurrently(ctx);
-      return { verdict: "pass", message: "probed" };
-    },
-  };
-  await runCheck(probe, o);
-  return serves;
-}
-
-/** After a failing check: is the bridge still there? Restart one this tool owns; otherwise stop judging. */
-async function lostTarget(check: Check, o: RunOptions): Promise<{ problem: string } | undefined> {
-  const target = o.target!;
-  try {
-    (
-      await Connection.open(target.host, target.port, { maxLineBytes: 1, connectTimeoutMs: o.timeoutMs, record: false })
-    ).close();
-    return undefined;
-  } catch {
-    if (target.restart) {
-      try {
-        await target.restart();
-        return undefined;
-      } catch (err) {
-        return {
-          problem: `the bridge stopped during ${check.id} and could not be restarted: ${(err as Error).message}`,
-        };
-      }
-    }
-    return {
-      problem: `the bridge stopped accepting connections during ${check.id}, so nothing after it can be judged`,
-    };
-  }
-}
-
-const inconclusive = (s: NonNullable<Report["stopped"]>) =>
-  `inconclusive: the bridge stopped completing commands after ${s.after} (${s.detail}), so this check cannot be judged`;
-
-/**
- * After a failing check: does the bridge still answer and complete commands? One this tool
- * owns is restarted; at an endpoint, a bridge that no longer answers stops the run, and one
- * that no longer completes commands makes the checks that need completions inconclusive.
- */
-async function healthAfter(check: Check, o: RunOptions): Promise<{ problem: string } | Report["stopped"]> {
-  let health: Health | undefined;
-  const probe: Check = {
-    id: "canary",
-    rules: [],
-    description: "",
-    run: async (ctx) => {
-      health = await canary(ctx);
-      return { verdict: "pass", message: "probed" };
-    },
-  };
-  const probed = await runCheck(probe, o);
-  health ??= { replies: false, completions: false, detail: probed.message };
-  if (health.replies && health.completions) return undefined;
-  if (o.target?.restart) {
-    await o.target.restart();
-    return undefined;
-  }
-  if (!health.replies)
-    return {
-      problem: `the bridge stopped answering after ${check.id} (${health.detail}), so nothing after it can be judged`,
-    };
-  return { duty: "completions", after: check.id, detail: health.detail };
 }
 
 function toCheckReport(check: Check, f: Finding, durationMs: number, o: RunOptions): CheckReport {

@@ -112,7 +112,9 @@ const follow: Check = {
 describe("following completions through a small history", () => {
   const probe = async (make: (token: string) => ReferenceBridge) => {
     const report = await runSuite(make, { checks: [follow], timeoutMs: 300 });
-    return report.rules.find((r) => r.id.endsWith("integration.command-completion"))!.checks[0]!;
+    return report.rules
+      .find((r) => r.id.endsWith("integration.command-completion"))!
+      .checks.find((c) => c.id === follow.id)!;
   };
 
   it("passes completions a one-event history dropped unread, says so, and stops once the queue empties", async () => {
@@ -128,5 +130,11 @@ describe("following completions through a small history", () => {
     const result = await probe((token) => new SilentBridge({ token, maxEvents: 1 }));
     expect(result.verdict).toBe("fail");
     expect(result.message).toMatch(/never completed/);
+    // The bridge never completed anything: preflight names it broken before the first check.
+    const report = await runSuite((token) => new SilentBridge({ token, maxEvents: 1 }), { checks: [], timeoutMs: 300 });
+    expect(report.stopped).toMatchObject({ duty: "completions", after: "preflight" });
+    expect(
+      report.rules.flatMap((r) => r.checks).find((c) => c.id === "preflight/integration.command-completion"),
+    ).toMatchObject({ verdict: "fail" });
   });
 });

@@ -12,6 +12,7 @@ import {
 } from "../reference/bridge.js";
 import { mutants as bytes } from "./bytes.js";
 import { mutants as events } from "./events.js";
+import { mutants as health } from "./health.js";
 import { type Mutant, mutant } from "./mutant.js";
 import { mutants as oracles } from "./oracles.js";
 import { mutants as replies } from "./replies.js";
@@ -536,4 +537,4 @@ const basics: Mutant[] = [
 ];
 
 /** Every mutant; each names the check that must catch it. */
-export const mutants: Mutant[] = [...basics, ...bytes, ...oracles, ...events, ...sessions, ...replies];
+export const mutants: Mutant[] = [...basics, ...bytes, ...oracles, ...events, ...sessions, ...replies, ...health];

@@ -1,7 +1,13 @@
-// A cheap canary, run after a check failed: does the bridge still answer, and does it still
-// complete commands? It tells a bridge an earlier input broke from a fault in the next rule.
-import { type CheckContext, describeReply, Fault, resultOf, rpc } from "./check.js";
-import { collectCompletions, latestSeq } from "./events.js";
+// The canary, run before the first check and after a check failed: does the bridge still
+// answer, and does it still complete commands? It finds out what stopped before anything is
+// called inconclusive: a queue that is only full, a queue that stays full while commands
+// complete, a full queue answered with the wrong code, one command type that never completes,
+// completions that happen but that events cannot show, or a game loop that completes nothing.
+import type { RuleId } from "../../protocol/contract.js";
+import { type CheckContext, describeReply, errorCode, Fault, type Finding, fail, resultOf, rpc } from "./check.js";
+import type { Connection } from "./connection.js";
+import { Backoff, collectCompletions, latestSeq } from "./events.js";
+import { advertisedTypes } from "./lifecycle.js";
 
 export interface Health {
   /** Answers ping on a fresh, authorized connection. */
@@ -10,11 +16,21 @@ export interface Health {
   completions: boolean;
   /** What the canary saw, for the report. */
   detail: string;
+  /** A fault the canary met on its own rule while finding out (judged there, once). */
+  finding?: Finding;
+  /** The command type that completed: the one to act with next time. */
+  goodType?: string;
 }
 
-export async function canary(ctx: CheckContext): Promise<Health> {
+/** What the canary remembers between its runs in one run of the suite. */
+export interface CanaryMemory {
+  /** An advertised type that has completed before in this run. */
+  goodType?: string;
+}
+
+export async function canary(ctx: CheckContext, memory: CanaryMemory = {}): Promise<Health> {
   try {
-    return await probe(ctx);
+    return await probe(ctx, memory);
   } catch (err) {
     // A reply that breaks a rule (an unsolicited line, a wrong id) is still a reply: the bridge
     // serves, badly, and each later check judges what it gets instead of being written off.
@@ -24,21 +40,118 @@ export async function canary(ctx: CheckContext): Promise<Health> {
   }
 }
 
-async function probe(ctx: CheckContext): Promise<Health> {
+interface Status {
+  queued?: number;
+  max?: number;
+}
+
+async function status(ctx: CheckContext, conn: Connection): Promise<Status> {
+  const r = resultOf(await ctx.call(conn, rpc("status", {}, "canary-status")));
+  const int = (v: unknown) => (Number.isSafeInteger(v) ? (v as number) : undefined);
+  return { queued: int(r?.queuedCommands), max: int(r?.maxQueuedCommands) };
+}
+
+/**
+ * Lets the queue drain: follows status.queuedCommands while it keeps going down (each step
+ * within twice the reply timeout), so a slow game loop is not taken for a dead one.
+ */
+async function drain(ctx: CheckContext, conn: Connection, cursor: number): Promise<{ left: Status; moved: boolean }> {
+  let now = await status(ctx, conn);
+  const pause = new Backoff(64);
+  let until = Date.now() + ctx.timeoutMs * 2;
+  let lowest = now.queued ?? 0;
+  while ((now.queued ?? 0) > 0 && Date.now() < until) {
+    await pause.wait(until);
+    now = await status(ctx, conn);
+    if ((now.queued ?? 0) < lowest) {
+      lowest = now.queued ?? 0;
+      until = Date.now() + ctx.timeoutMs * 2;
+    }
+  }
+  // Did anything complete meanwhile? The events stream moved on past the cursor.
+  return { left: now, moved: (await latestSeq(ctx, conn)) > cursor };
+}
+
+const diagnosis = (rule: RuleId, message: string, expected: string, actual: string): Finding =>
+  fail(message, expected, actual, [rule]);
+
+async function probe(ctx: CheckContext, memory: CanaryMemory): Promise<Health> {
   const conn = await ctx.session();
   const pong = await ctx.call(conn, rpc("ping", {}, "canary-ping"));
   if (resultOf(pong)?.ok !== true) {
     return { replies: false, completions: false, detail: `ping on a fresh connection: ${describeReply(pong)}` };
   }
+  // Act only with a type the bridge advertises, and the one that completed before where there is one:
+  // a type the bridge never completes is that type's fault, not a dead game loop.
+  const advertised = memory.goodType === undefined ? await advertisedTypes(ctx, conn) : [];
+  const type = memory.goodType ?? advertised[0] ?? "conformance.canary";
+  const before = await latestSeq(ctx, conn);
+  const { left, moved } = await drain(ctx, conn, before);
+  const full = left.max !== undefined && left.queued !== undefined && left.queued >= left.max;
+  let finding: Finding | undefined;
+  if (full && moved) {
+    finding = diagnosis(
+      "error.queue-full",
+      `The queue stays full (queuedCommands ${left.queued} of ${left.max}) although commands complete: its slots are not freed.`,
+      "queuedCommands falls as queued commands complete",
+      `queuedCommands ${left.queued} after the game loop completed commands`,
+    );
+  }
   const cursor = await latestSeq(ctx, conn);
-  const reply = await ctx.call(conn, rpc("act", { type: "conformance.canary" }, "canary-act"));
+  let reply = await ctx.call(conn, rpc("act", { type }, "canary-act"));
+  const code = errorCode(reply);
+  const queueFull = ctx.contract.codes["error.queue-full"];
+  if (full && code !== undefined && code !== queueFull) {
+    finding ??= diagnosis(
+      "error.queue-full",
+      `act on a full queue (queuedCommands ${left.queued} of ${left.max}) was answered ${code}, not ${queueFull}.`,
+      `error ${queueFull}`,
+      describeReply(reply),
+    );
+  }
   const seq = resultOf(reply)?.commandSeq;
   if (!Number.isSafeInteger(seq)) {
-    return { replies: true, completions: false, detail: `act was not accepted: ${describeReply(reply)}` };
+    // Only a queue that stays full, with nothing completing, shows a stopped game loop. Any other
+    // answer (an error, a malformed acceptance) is for the checks to judge, not a reason to stop.
+    const stalled = full && !moved && code === queueFull;
+    return {
+      replies: true,
+      completions: !stalled,
+      detail: stalled
+        ? `the queue stays full (queuedCommands ${left.queued} of ${left.max}) and nothing completes`
+        : `act answered ${describeReply(reply)}`,
+      ...(finding ? { finding } : {}),
+    };
   }
   const done = await collectCompletions(ctx, conn, cursor, new Set([seq as number]));
-  if (!done.has(seq as number)) {
-    return { replies: true, completions: false, detail: `the accepted command ${seq} did not complete` };
+  if (done.has(seq as number))
+    return { replies: true, completions: true, detail: "serving", goodType: type, ...(finding ? { finding } : {}) };
+  // Not seen through events: did it complete all the same (it left the queue, an event was recorded)?
+  const after = await status(ctx, conn);
+  const latest = await latestSeq(ctx, conn);
+  reply = await ctx.call(
+    conn,
+    rpc("events", { afterSeq: cursor, limit: ctx.contract.limits.eventsLimitMax }, "canary-events"),
+  );
+  if (latest > cursor && (after.queued ?? 0) === 0) {
+    finding ??= diagnosis(
+      "method.events",
+      `Commands complete (latestSeq went from ${cursor} to ${latest} and the queue emptied), but events after ${cursor} did not return the completion of commandSeq ${seq}.`,
+      `the command_completed event of commandSeq ${seq} after seq ${cursor}`,
+      describeReply(reply),
+    );
+    return {
+      replies: true,
+      completions: true,
+      detail: "completes, but events does not show it",
+      finding,
+      goodType: type,
+    };
   }
-  return { replies: true, completions: true, detail: "serving" };
+  return {
+    replies: true,
+    completions: false,
+    detail: `the accepted command ${JSON.stringify({ type })} (commandSeq ${seq}) did not complete`,
+    ...(finding ? { finding } : {}),
+  };
 }

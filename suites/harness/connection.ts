@@ -18,12 +18,16 @@ export const NOTE = {
 } as const;
 
 /** What one read off the wire produced. */
+/** The most bytes without an LF that a timed-out read hands over to be looked at. */
+const UNTERMINATED_TAIL_MAX = 64 * 1024;
+
 export type ReadResult =
   | Line
   | { kind: "oversized"; bytes: number }
   | { kind: "closed"; partial: number }
   | { kind: "reset"; code: string }
-  | { kind: "timeout"; partial: number };
+  /** `tail`: the bytes received since the last LF, where they are few enough to look at. */
+  | { kind: "timeout"; partial: number; tail?: Buffer };
 
 /**
  * A line read off the wire, without its LF: its bytes, or its text where the connection decoded it (a short line of
@@ -270,6 +274,12 @@ export class Connection {
     this.socket.end();
   }
 
+  /** No line within the timeout: with the bytes that came without their LF, where they are short. */
+  private timedOut(): ReadResult {
+    const short = this.pendingBytes > 0 && this.pendingBytes <= UNTERMINATED_TAIL_MAX && !this.discarding;
+    return { kind: "timeout", partial: this.pendingBytes, ...(short ? { tail: Buffer.concat(this.pending) } : {}) };
+  }
+
   /** The next line (payload without LF), or why there is none within the timeout. */
   read(timeoutMs: number): Promise<ReadResult> {
     return this.readAs(timeoutMs, same);
@@ -291,7 +301,7 @@ export class Connection {
         this.waiter = undefined;
         stats?.waitEnded();
         try {
-          resolve(take(this.ready.shift() ?? this.end ?? { kind: "timeout", partial: this.pendingBytes }));
+          resolve(take(this.ready.shift() ?? this.end ?? this.timedOut()));
         } catch (err) {
           reject(err);
         }

@@ -155,6 +155,7 @@ export async function collectCompletions(
   waitMs = ctx.timeoutMs * 2,
 ): Promise<Completions> {
   const seen = new Completions();
+  const from = cursor;
   const pause = new Backoff();
   const pageMax = ctx.contract.limits.eventsLimitMax;
   let until = Date.now() + waitMs;
@@ -193,10 +194,37 @@ export async function collectCompletions(
       drained = await queueEmpty(ctx, conn);
       if (drained) continue;
     }
-    if (Date.now() >= until) return missing.length <= seen.unseen ? unobservable(seen, missing) : seen;
+    if (Date.now() >= until) {
+      if (missing.length <= seen.unseen) return unobservable(seen, missing);
+      await unreadable(ctx, conn, from, waiting.size, missing, page.latestSeq);
+      return seen;
+    }
     // A page may stop short of latestSeq (a full page, or one kept within the line limit): read on at once.
     if (!events.length || cursor >= page.latestSeq) await pause.wait(settleUntil ?? until);
   }
+}
+
+/**
+ * Waited-for completions that events never returned, although the commands left the queue and the
+ * history grew by at least as many events: they completed, and the events method did not show
+ * them (a cursor read as something else, pages that skip). That is the events method's fault,
+ * not a command that never completed.
+ */
+async function unreadable(
+  ctx: CheckContext,
+  conn: Connection,
+  from: number,
+  waited: number,
+  missing: number[],
+  latest: number,
+): Promise<void> {
+  if (latest - from < waited || !(await queueEmpty(ctx, conn))) return;
+  throw violation(
+    "method.events",
+    `Commands completed (the queue emptied and latestSeq went from ${from} to ${latest}), but events after ${from} never returned the completion of commandSeq ${missing.slice(0, 10).join(", ")}.`,
+    "every command_completed event after the cursor, by its seq",
+    `${missing.length} of ${waited} completion(s) not returned`,
+  );
 }
 
 function unobservable(seen: Completions, missing: number[]): Completions {

@@ -198,6 +198,7 @@ export class Harness implements CheckContext {
         `${read.bytes} bytes without LF`,
       );
     }
+    if (read.kind === "timeout" && read.tail) unterminated(read.tail);
     if (read.kind !== "line") return read;
     const text = read.text === undefined ? decodeLine(read.bytes) : unmarked(read.text);
     const response = judgeText(text, options.expectId ?? null, this.contract, options);
@@ -396,6 +397,26 @@ export class Harness implements CheckContext {
     for (const conn of this.open) conn.close();
     this.open = [];
   }
+}
+
+/** Opens the violation of a reply that came whole but without the LF that ends it. */
+export const UNTERMINATED = "A complete JSON reply came without the LF that ends it";
+
+/** Bytes left without an LF at the timeout: a complete JSON object there is a reply the bridge never ended. */
+function unterminated(tail: Buffer): void {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(tail.toString("utf8"));
+  } catch {
+    return;
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return;
+  throw violation(
+    "wire.ndjson",
+    `${UNTERMINATED}: no LF followed it within the timeout.`,
+    "each response line ends with LF",
+    `${tail.length} bytes without LF: ${clip(tail.toString("utf8"))}`,
+  );
 }
 
 /** A judged reply; its bytes are made only if a check asks for them. */

@@ -70,6 +70,9 @@ export function judgeCompletion(
   return undefined;
 }
 
+/** The command the history is filled with: one no bridge runs as gameplay (an unknown type completes as a failure). */
+const NOOP_COMMAND: Command = { type: "conformance.noop" };
+
 /**
  * Makes `count` events by acting and waiting for their completions; returns the cursor before them.
  * Acts in batches the history can hold (maxEvents from status), one command at a time when it
@@ -77,7 +80,11 @@ export function judgeCompletion(
  */
 export async function makeEvents(ctx: CheckContext, count: number): Promise<number | Finding> {
   const conn = await ctx.session();
-  const maxEvents = resultOf(await ctx.call(conn, rpc("status", {}, "make-status")))?.maxEvents;
+  const status = resultOf(await ctx.call(conn, rpc("status", {}, "make-status")));
+  const maxEvents = status?.maxEvents;
+  // Every command this makes completes before the next batch: a queue empty at the start, full
+  // later, holds none of them.
+  const emptyAtStart = status?.queuedCommands === 0;
   const batch =
     Number.isSafeInteger(maxEvents) && (maxEvents as number) > 0 ? Math.min(count, maxEvents as number) : count;
   const before = await latestSeq(ctx, conn);
@@ -86,36 +93,113 @@ export async function makeEvents(ctx: CheckContext, count: number): Promise<numb
   for (let i = 0; made < count; ) {
     const accepted = new Set<number>();
     while (accepted.size < Math.min(batch, count - made)) {
-      const reply = await act(ctx, conn, { type: "conformance.noop" }, `make-${i++}`);
+      const latest = await latestSeq(ctx, conn);
+      const reply = await act(ctx, conn, NOOP_COMMAND, `make-${i++}`);
       const seq = resultOf(reply)?.commandSeq;
-      if (errorCode(reply) === ctx.contract.codes["error.queue-full"])
-        return fail(
-          `The command queue stayed full for ${ctx.timeoutMs * 2} ms: queued commands are not completing.`,
-          "a full queue drains as the bridge completes its commands",
-          describeReply(reply),
-          ["integration.command-completion"],
-        );
-      if (!Number.isSafeInteger(seq))
-        return fail(
-          "act was not accepted, so no events could be made.",
-          `{"accepted":true,"commandSeq":<integer>}`,
-          describeReply(reply),
-          ["method.act"],
-        );
+      if (!Number.isSafeInteger(seq)) {
+        // Were the commands it holds ours, and have they all completed? Then its slots are not freed.
+        const done = accepted.size ? await collectCompletions(ctx, conn, cursor, accepted) : undefined;
+        const noneOutstanding = emptyAtStart && [...accepted].every((s) => done?.has(s));
+        return await unaccepted(ctx, conn, reply, latest, noneOutstanding);
+      }
       accepted.add(seq as number);
     }
     const done = await collectCompletions(ctx, conn, cursor, accepted);
     const lost = [...accepted].filter((s) => !done.has(s));
-    if (lost.length)
-      return fail(
-        "Accepted commands did not complete, so no events could be made.",
-        "a command_completed event per accepted command",
-        `${lost.length} of ${accepted.size} never completed (commandSeq ${lost.slice(0, 10).join(", ")})`,
-        ["integration.command-completion"],
-      );
+    if (lost.length) return await uncompleted(ctx, conn, NOOP_COMMAND, cursor, accepted.size, lost);
     made += accepted.size;
     cursor = await latestSeq(ctx, conn);
   }
   conn.close();
   return before;
+}
+
+const queueOf = async (ctx: CheckContext, conn: Connection) => {
+  const status = resultOf(await ctx.call(conn, rpc("status", {}, "queue-status")));
+  return { queued: status?.queuedCommands, max: status?.maxQueuedCommands };
+};
+
+/**
+ * Why act was not accepted, judged on the rule it breaks: a queue that stays full while commands
+ * complete (its slots are not freed), a full queue answered with another code, a queue that
+ * stays full with nothing completing (the game loop stopped), or a refusal on no ground at all.
+ */
+async function unaccepted(
+  ctx: CheckContext,
+  conn: Connection,
+  reply: Reply,
+  latestBefore: number,
+  /** The queue was empty when this began, and every command accepted since has completed. */
+  noneOutstanding = false,
+): Promise<Finding> {
+  const queueFull = ctx.contract.codes["error.queue-full"];
+  const code = errorCode(reply);
+  const { queued, max } = await queueOf(ctx, conn);
+  const full = typeof queued === "number" && typeof max === "number" && queued >= max;
+  const moved = (await latestSeq(ctx, conn)) > latestBefore;
+  if (code === queueFull && full && noneOutstanding)
+    return fail(
+      `The command queue is full (queuedCommands ${queued} of ${max}) although it was empty before and every command accepted since has completed: its slots are not freed.`,
+      "a queue whose commands completed has room again",
+      describeReply(reply),
+      ["error.queue-full"],
+    );
+  if (code === queueFull && moved)
+    return fail(
+      `The command queue stayed full (queuedCommands ${queued} of ${max}) for ${ctx.timeoutMs * 2} ms while commands completed: its slots are not freed.`,
+      "a full queue drains as the bridge completes its commands",
+      describeReply(reply),
+      ["error.queue-full"],
+    );
+  if (code === queueFull)
+    return fail(
+      `The command queue stayed full for ${ctx.timeoutMs * 2} ms: queued commands are not completing.`,
+      "a full queue drains as the bridge completes its commands",
+      describeReply(reply),
+      ["integration.command-completion"],
+    );
+  if (full && code !== undefined)
+    return fail(
+      `act on a full queue (queuedCommands ${queued} of ${max}) was answered ${code}, not ${queueFull}.`,
+      `error ${queueFull}`,
+      describeReply(reply),
+      ["error.queue-full"],
+    );
+  return fail(
+    "act was not accepted, so no events could be made.",
+    `{"accepted":true,"commandSeq":<integer>}`,
+    describeReply(reply),
+    ["method.act"],
+  );
+}
+
+/**
+ * Accepted commands whose completions were not read: where they left the queue and the history
+ * grew by at least as many events, they completed and events did not return them (the events
+ * method's fault); otherwise they never completed.
+ */
+async function uncompleted(
+  ctx: CheckContext,
+  conn: Connection,
+  cmd: Command,
+  cursor: number,
+  acted: number,
+  lost: number[],
+): Promise<Finding> {
+  const shown = `${lost.length} of ${acted} commands ${JSON.stringify(cmd)} (commandSeq ${lost.slice(0, 10).join(", ")})`;
+  const { queued } = await queueOf(ctx, conn);
+  const latest = await latestSeq(ctx, conn);
+  if (queued === 0 && latest - cursor >= acted)
+    return fail(
+      `Accepted commands completed (latestSeq went from ${cursor} to ${latest} and the queue emptied), but events after the cursor did not return their completions.`,
+      "every command_completed event after the cursor, by its seq",
+      `${shown} not returned by events`,
+      ["method.events"],
+    );
+  return fail(
+    `Accepted commands ${JSON.stringify(cmd)} did not complete, so no events could be made.`,
+    "a command_completed event per accepted command",
+    `${shown} never completed`,
+    ["integration.command-completion"],
+  );
 }

@@ -1,8 +1,9 @@
 import { type CheckContext, describeReply, errorCode, Fault, type Reply, resultOf, rpc } from "./check.js";
+import { UNTERMINATED } from "./harness.js";
 
 /** Why no check can reach a verdict; `stillRun` lists the checks that judge the fault itself. */
 export interface Blocked {
-  kind: "unreachable" | "token-missing" | "token-rejected" | "silent";
+  kind: "unreachable" | "token-missing" | "token-rejected" | "silent" | "unframed";
   problem: string;
   stillRun: string[];
 }
@@ -20,6 +21,13 @@ export async function preflight(ctx: CheckContext, tokenEnv: string): Promise<Bl
     if (!(err instanceof Fault)) throw err;
     // A malformed reply is a fault the checks themselves judge; no connection at all is not.
     if (err.kind === "target-lost") return { kind: "unreachable", problem: err.message, stillRun: [] };
+    // Replies never ended by LF cannot be read by any check: the one that pings judges the framing.
+    if (err.kind === "violation" && err.message.startsWith(UNTERMINATED))
+      return {
+        kind: "unframed",
+        problem: `the bridge's replies never end with LF (${err.detail.actual}), so nothing else can be judged`,
+        stillRun: ["wire.ndjson/sequence-in-order"],
+      };
     return undefined;
   }
 }

@@ -3,6 +3,7 @@ import {
   type Check,
   type CheckContext,
   describeReply,
+  Fault,
   type Finding,
   fail,
   pass,
@@ -554,24 +555,32 @@ export const largeMessages: Check = {
     let cursor = before;
     let largest = 0;
     let pages = 0;
-    for (let read = 0; read < 1000; read++) {
-      const reply = await ctx.call(conn, rpc("events", { afterSeq: cursor, limit: max }, id));
-      const page = judgeEvents(resultOf(reply), cursor, describeReply(reply));
-      if (reply.kind === "response") largest = Math.max(largest, reply.raw.length);
-      if (!page.events.length) {
-        if (page.latestSeq > cursor)
-          return fail(
-            `events after ${cursor} returned no events though latestSeq is ${page.latestSeq}: a client paging ` +
-              `with the cursor can go no further.`,
-            "at least one event per page while newer ones are retained (fewer per page where a full page would " +
-              "not fit in one line)",
-            describeReply(reply),
-            ["method.events"],
-          );
-        break;
+    try {
+      for (let read = 0; read < 1000; read++) {
+        const reply = await ctx.call(conn, rpc("events", { afterSeq: cursor, limit: max }, id));
+        const page = judgeEvents(resultOf(reply), cursor, describeReply(reply));
+        if (reply.kind === "response") largest = Math.max(largest, reply.raw.length);
+        if (!page.events.length) {
+          if (page.latestSeq > cursor)
+            return fail(
+              `events after ${cursor} returned no events though latestSeq is ${page.latestSeq}: a client paging ` +
+                `with the cursor can go no further.`,
+              "at least one event per page while newer ones are retained (fewer per page where a full page would " +
+                "not fit in one line)",
+              describeReply(reply),
+              ["method.events"],
+            );
+          break;
+        }
+        cursor = page.events[page.events.length - 1]!.seq;
+        pages++;
       }
-      cursor = page.events[page.events.length - 1]!.seq;
-      pages++;
+    } catch (err) {
+      // A bridge that answers pages of these events over the line limit would do so to every later
+      // reader of its history: the large completions are pushed out before the verdict, so that no
+      // later check (nor a later run) is failed for what this one left behind.
+      if (err instanceof Fault && err.detail.rule === "wire.line-limit") await makeEvents(ctx, maxEvents as number);
+      throw err;
     }
     if (findings[0]) return findings[0];
     return pass(

@@ -1,0 +1,117 @@
+// What the runner asks of the bridge around the checks: before them, whether any verdict can be
+// reached, whether a second connection is served and whether a command completes; after a
+// failure, whether the bridge is still there and what, if anything, it stopped doing. The
+// answers come from suites/harness (preflight, canary); this file only runs them and says what
+// they mean for the checks still to come.
+import type { Report } from "../reports/types.js";
+import { type CanaryMemory, canary, type Health } from "../suites/harness/canary.js";
+import type { Check, CheckContext, Finding } from "../suites/harness/check.js";
+import { Connection } from "../suites/harness/connection.js";
+import { type Blocked, preflight, servesConcurrently } from "../suites/harness/preflight.js";
+import { runCheck } from "./attempt.js";
+import type { RunOptions } from "./run.js";
+
+/** Runs `body` as a check runs (its own harness, connections and deadline); undefined if it threw. */
+async function probe<T>(id: string, o: RunOptions, body: (ctx: CheckContext) => Promise<T>) {
+  let value: T | undefined;
+  const check: Check = {
+    id,
+    rules: [],
+    description: "",
+    run: async (ctx) => {
+      value = await body(ctx);
+      return { verdict: "pass", message: "probed" };
+    },
+  };
+  const finding = await runCheck(check, o);
+  return { value, finding };
+}
+
+/** Why no check can reach a verdict (the bridge is gone, a token is missing, it answers nothing), or undefined. */
+export async function preflightProblem(o: RunOptions): Promise<Blocked | undefined> {
+  return (await probe("preflight", o, (ctx) => preflight(ctx, o.tokenEnv))).value;
+}
+
+/** Whether the bridge serves a second connection while one is open; undefined when the probe could not tell. */
+export async function probeConcurrency(o: RunOptions): Promise<boolean | undefined> {
+  return (await probe("connections", o, servesConcurrently)).value;
+}
+
+/** After a failing check: is the bridge still there? Restart one this tool owns; otherwise stop judging. */
+export async function lostTarget(check: Check, o: RunOptions): Promise<{ problem: string } | undefined> {
+  const target = o.target!;
+  try {
+    (
+      await Connection.open(target.host, target.port, { maxLineBytes: 1, connectTimeoutMs: o.timeoutMs, record: false })
+    ).close();
+    return undefined;
+  } catch {
+    if (target.restart) {
+      try {
+        await target.restart();
+        return undefined;
+      } catch (err) {
+        return {
+          problem: `the bridge stopped during ${check.id} and could not be restarted: ${(err as Error).message}`,
+        };
+      }
+    }
+    return {
+      problem: `the bridge stopped accepting connections during ${check.id}, so nothing after it can be judged`,
+    };
+  }
+}
+
+/** What the canary found: the run stops, checks that need completions cannot be judged, or a fault on its own rule. */
+export interface Diagnosis {
+  problem?: string;
+  stopped?: NonNullable<Report["stopped"]>;
+  /** Faults found while finding out, each judged on its own rule (by the canary, not by the check before it). */
+  findings: Finding[];
+}
+
+/** The moment the canary ran at: before the first check, or after the check named. */
+export const PREFLIGHT = "preflight";
+
+/**
+ * Does the bridge still answer and complete commands (before the first check: does it at all)?
+ * After a check, one this tool owns is restarted; at an endpoint, a bridge that no longer
+ * answers stops the run, and one that no longer completes commands makes the checks that need
+ * completions inconclusive. Before the first check, a bridge that completes nothing fails
+ * integration.command-completion there, and it is named as broken before the run.
+ */
+export async function diagnose(after: string, o: RunOptions, memory: CanaryMemory): Promise<Diagnosis> {
+  const probed = await probe("canary", o, (ctx) => canary(ctx, memory));
+  const health: Health = probed.value ?? { replies: false, completions: false, detail: probed.finding.message };
+  if (health.goodType) memory.goodType = health.goodType;
+  const findings = health.finding ? [health.finding] : [];
+  // The canary's own command must not be what the first check finds: a bridge this tool owns starts afresh.
+  if (after === PREFLIGHT && health.replies && health.completions) await o.target?.restart?.();
+  if (health.replies && health.completions) return { findings };
+  if (after === PREFLIGHT) {
+    const broken: Finding = {
+      verdict: "fail",
+      message: `No command completed before the first check: ${health.detail}. The bridge was broken before this run began.`,
+      expected: "an accepted command completes with one command_completed event",
+      actual: health.detail,
+      rules: ["integration.command-completion"],
+    };
+    return { findings: [...findings, broken], stopped: { duty: "completions", after, detail: health.detail } };
+  }
+  if (o.target?.restart) {
+    await o.target.restart();
+    return { findings };
+  }
+  if (!health.replies)
+    return {
+      findings,
+      problem: `the bridge stopped answering after ${after} (${health.detail}), so nothing after it can be judged`,
+    };
+  return { findings, stopped: { duty: "completions", after, detail: health.detail } };
+}
+
+/** Why a check that needs what stopped cannot be judged. */
+export const inconclusive = (s: NonNullable<Report["stopped"]>) =>
+  s.after === PREFLIGHT
+    ? `inconclusive: the bridge completed no command before the first check (${s.detail}), so this check cannot be judged`
+    : `inconclusive: the bridge stopped completing commands after ${s.after} (${s.detail}), so this check cannot be judged`;

@@ -1,0 +1,148 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { mutants } from "../bridges/mutants/index.js";
+import type { ReferenceBridge } from "../bridges/reference/bridge.js";
+import type { Report } from "../reports/types.js";
+import { cli, readReport, TEST_TOKEN } from "./helpers.js";
+
+// Whole runs at an endpoint (nothing is restarted): one fault makes the bridge stop doing one
+// thing, and the run must name that fault once, on its own rule, and judge what it still can.
+
+const dir = mkdtempSync(join(tmpdir(), "aicc-diagnosis-"));
+const env = { FONLINE_AI_TOKEN: TEST_TOKEN };
+let runs = 0;
+
+async function wholeRun(bridge: ReferenceBridge, before?: (port: number) => Promise<void>): Promise<Report> {
+  const { port } = await bridge.listen();
+  try {
+    await before?.(port);
+    const json = join(dir, `run-${++runs}.json`);
+    const r = await cli(
+      [
+        "--endpoint",
+        `127.0.0.1:${port}`,
+        "--profile",
+        "quick",
+        "--seed",
+        "4",
+        "--timeout",
+        "400ms",
+        "--recheck",
+        "0",
+        "--json",
+        json,
+      ],
+      env,
+    );
+    expect(r.code, r.err).toBe(1);
+    return readReport(json);
+  } finally {
+    await bridge.close();
+  }
+}
+
+const make = (name: string) =>
+  mutants.find((m) => m.name === name)!.create({ token: TEST_TOKEN, maxEvents: 40, maxQueuedCommands: 8 });
+const failing = (report: Report) =>
+  report.rules.filter((r) => r.verdict === "fail").map((r) => r.id.split(".").slice(1).join("."));
+const unjudged = (report: Report) => report.rules.filter((r) => r.verdict === "error").map((r) => r.id);
+
+describe("one fault, named once on its own rule", () => {
+  it("a command type that never completes fails integration.command-completion, naming it, and stops nothing", async () => {
+    const report = await wholeRun(make("silent-unknown-types"));
+    expect(failing(report)).toContain("integration.command-completion");
+    const completion = report.rules.find((r) => r.id.endsWith("integration.command-completion"))!;
+    expect(completion.checks.find((c) => c.verdict === "fail")!.message).toMatch(/"type":"/);
+    expect(report.stopped).toBeUndefined();
+    expect(unjudged(report)).toEqual([]);
+  });
+
+  it("a full queue answered with the wrong code fails error.queue-full, and the bridge is not taken for dead", async () => {
+    const report = await wholeRun(make("queue-full-wrong-code"));
+    expect(failing(report)).toContain("error.queue-full");
+    expect(report.stopped).toBeUndefined();
+    expect(unjudged(report)).toEqual([]);
+  });
+
+  it("an events cursor read as a list index fails method.events, not command completion", async () => {
+    const report = await wholeRun(make("cursor-as-index"));
+    expect(failing(report)).toContain("method.events");
+    expect(failing(report)).not.toContain("integration.command-completion");
+    expect(report.stopped).toBeUndefined();
+  });
+
+  it("a queue slot leaked per failed command fails error.queue-full, not command completion", async () => {
+    const report = await wholeRun(make("leaks-slot-on-failure"));
+    expect(failing(report)).toContain("error.queue-full");
+    expect(failing(report)).not.toContain("integration.command-completion");
+  });
+
+  it("a reply without its LF fails wire.ndjson", async () => {
+    const report = await wholeRun(make("reply-without-lf"));
+    expect(failing(report)).toEqual(["wire.ndjson"]);
+    expect(report.rules.find((r) => r.id.endsWith("wire.ndjson"))!.checks[0]!.message).toMatch(/without the LF/);
+  });
+
+  it("a game loop killed before the run is named broken before the first check, not after one", async () => {
+    const report = await wholeRun(make("drain-dies-on-ill-typed"), async (port) => {
+      // The killing command, sent before the run: {"type":"move","x":""}.
+      const { Connection } = await import("../suites/harness/connection.js");
+      const conn = await Connection.open("127.0.0.1", port, { maxLineBytes: 1 << 20, connectTimeoutMs: 1000 });
+      const line = (o: object) => `${JSON.stringify({ jsonrpc: "2.0", ...o })}\n`;
+      conn.write(line({ id: 1, method: "auth", params: { token: TEST_TOKEN } }));
+      await conn.read(1000);
+      conn.write(line({ id: 2, method: "act", params: { type: "move", x: "" } }));
+      await conn.read(1000);
+      conn.close();
+      await new Promise((r) => setTimeout(r, 50));
+    });
+    expect(report.stopped).toMatchObject({ duty: "completions", after: "preflight" });
+    const preflight = report.rules
+      .flatMap((r) => r.checks)
+      .find((c) => c.id === "preflight/integration.command-completion");
+    expect(preflight).toMatchObject({ verdict: "fail" });
+    for (const check of report.rules.flatMap((r) => r.checks).filter((c) => c.verdict === "error"))
+      expect(check.message).toMatch(/before the first check/);
+  });
+});
+
+describe("no check is judged by another's leftovers", () => {
+  it("two runs against one bridge whose events pages outgrow the line give the same failing rules", async () => {
+    const bridge = make("unbounded-event-pages");
+    const { port } = await bridge.listen();
+    try {
+      const once = async (n: number) => {
+        const json = join(dir, `twice-${n}.json`);
+        await cli(
+          [
+            "--endpoint",
+            `127.0.0.1:${port}`,
+            "--profile",
+            "quick",
+            "--seed",
+            "4",
+            "--timeout",
+            "400ms",
+            "--json",
+            json,
+          ],
+          env,
+        );
+        return readReport(json);
+      };
+      const first = await once(1);
+      const second = await once(2);
+      expect(failing(second)).toEqual(failing(first));
+      for (const report of [first, second]) {
+        const lineLimit = report.rules.find((r) => r.id.endsWith("wire.line-limit"))!;
+        expect(lineLimit.checks.filter((c) => c.verdict === "fail").map((c) => c.id)).toEqual([
+          "method.events/large-messages",
+        ]);
+      }
+    } finally {
+      await bridge.close();
+    }
+  });
+});
