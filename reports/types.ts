@@ -12,6 +12,8 @@ export interface Report {
   contract: { version: number; sha256: string; rules: number };
   target: { kind: "bridge" | "client"; endpoint?: string; command?: string; spawned: boolean; label?: string };
   seed: number;
+  /** With --shard I/N: the part of the checks this report holds (absent in a whole run and a merged one). */
+  shard?: { index: number; count: number };
   startedAt: string;
   durationMs: number;
   /** Rules per verdict. */
@@ -44,6 +46,8 @@ export interface BaselineRecord {
   id: string;
   reason: string;
   until?: string;
+  /** Known entries: the failing rules (full IDs) whose every failure the baseline accepted. */
+  rules?: string[];
 }
 
 export interface RuleReport {
@@ -56,6 +60,8 @@ export interface RuleReport {
   requirement: string;
   /** Why the rule has no check result (skipped rules). */
   reason?: string;
+  /** What its checks found on rules outside the selection (--rules / --skip): said, never a verdict. */
+  notes?: string[];
   checks: CheckReport[];
 }
 

@@ -23,8 +23,18 @@ export function aggregate(
 ): RuleReport[] {
   const all = [...results];
   return contract.rules.map((rule) => {
+    const base = {
+      id: rule.fullId,
+      title: rule.title,
+      group: rule.group,
+      level: rule.level,
+      observed: rule.observed,
+      requirement: rule.requirement,
+    };
     const entries: CheckReport[] = [];
-    for (const { check, finding, report } of all) {
+    const notes: string[] = [];
+    // A rule left out by --rules / --skip gets no verdict, whatever a selected check ran into on it.
+    for (const { check, finding, report } of selected(rule.id) ? all : []) {
       const implicated = finding.rules ?? check.rules;
       if (implicated.includes(rule.id)) {
         entries.push(report);
@@ -36,25 +46,19 @@ export function aggregate(
           message: `not judged: the check stopped at a failure on ${implicated.join(", ")}`,
           durationMs: report.durationMs,
         });
+        const outside = implicated.filter((id) => !selected(id));
+        if (outside.length && finding.verdict !== "pass" && finding.verdict !== "skip")
+          notes.push(
+            `${check.id} found a ${finding.verdict} on ${outside.join(", ")} (not selected): ${report.message}`,
+          );
       }
     }
-    const base = {
-      id: rule.fullId,
-      title: rule.title,
-      group: rule.group,
-      level: rule.level,
-      observed: rule.observed,
-      requirement: rule.requirement,
-    };
-    // A rule left out by --rules/--skip stays out where a selected check merely passed through
-    // it, but a failure found on it is still reported.
-    const shown =
-      selected(rule.id) || entries.some((e) => e.verdict === "fail" || e.verdict === "error" || e.verdict === "warn");
-    if (entries.length && shown)
-      return { ...base, verdict: entries.map((e) => e.verdict).reduce(worst), checks: entries };
+    const said = notes.length ? { notes } : {};
+    if (entries.length)
+      return { ...base, verdict: entries.map((e) => e.verdict).reduce(worst), ...said, checks: entries };
     const reason = skipReason(rule.id);
     if (reason === UNCOVERED) return { ...base, verdict: "error" as const, reason, checks: [] };
-    return { ...base, verdict: "skip" as const, reason: reason ?? "not run", checks: [] };
+    return { ...base, verdict: "skip" as const, reason: reason ?? "not run", ...said, checks: [] };
   });
 }
 
