@@ -1,13 +1,12 @@
 // One run, from option values to an exit code and a report. The CLI and the API both come
 // here; neither argv nor signal handlers nor unasked-for files are this module's business.
 import { randomBytes } from "node:crypto";
-import { closeSync, openSync, readFileSync, statSync, unlinkSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { readFileSync } from "node:fs";
 import picomatch from "picomatch";
 import { type Contract, ContractError, loadContract, type RuleId, contract as shipped } from "../protocol/contract.js";
 import { worst } from "../protocol/verdict.js";
 import { consoleReporter, FORMATS, githubReporter, markdownReporter } from "../reports/index.js";
-import { makeDirectory, writeOutput } from "../reports/output.js";
+import { writeOutput } from "../reports/output.js";
 import { reportProblem } from "../reports/schema.js";
 import type { CheckReport, Report, Reporter } from "../reports/types.js";
 import type { Check, Finding } from "../suites/harness/check.js";
@@ -20,9 +19,11 @@ import { clientUnstarted, runClientMode } from "./client.js";
 import { compareReports, formatChanges } from "./compare.js";
 import { loadCorpus, saveFailures } from "./corpus.js";
 import { exportReproducers } from "./export.js";
-import { mergeReports, mixedReports } from "./merge.js";
+import { mergeReports, mixedReports, shardProblem } from "./merge.js";
 import { OPTIONS, type OptionValues, PROFILES, type Profile, suggest, TIME_BUDGET, UsageError } from "./options.js";
+import { checkDirectories, checkWritable, reportOutputs } from "./outputs.js";
 import { type Case, run } from "./run.js";
+import { checkHint, listSelection } from "./selection.js";
 import {
   type BridgeFactory,
   embeddedTarget,
@@ -84,9 +85,10 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
   const rules = values.lastFailed ? lastFailed(values.lastFailed, io) : (values.rules ?? []);
   const selected = ruleSelector(rules, values.skip ?? [], contract);
   if (values.list) {
+    const listed = listSelection(values.check, selected);
     if (values.json)
-      writeOutput(values.json, `${JSON.stringify(listJson(contract, checks, selected), null, 2)}\n`, io.out);
-    else io.out(listRules(contract, checks, selected));
+      writeOutput(values.json, `${JSON.stringify(listJson(contract, listed.checks, listed.rules), null, 2)}\n`, io.out);
+    else io.out(listRules(contract, listed.checks, listed.rules));
     return { code: EXIT.pass };
   }
   const outputs = reportOutputs(values);
@@ -124,7 +126,7 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
       throw new UsageError("--merge takes the JSON reports to merge: --merge a.json b.json ...");
     checkWritable(outputs);
     const inputs = positionals.map((f) => readReportFile(f, "--merge"));
-    const mixed = values.force ? undefined : mixedReports(inputs, positionals);
+    const mixed = shardProblem(inputs, positionals) ?? (values.force ? undefined : mixedReports(inputs, positionals));
     if (mixed) throw new UsageError(`--merge: ${mixed}`);
     const merged = mergeReports(inputs);
     if (baseline) merged.baseline = baselineSection(merged, baseline, contract.prefix);
@@ -187,6 +189,7 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
     );
   }
   checkWritable(outputs);
+  checkDirectories(values);
 
   const builtIn = !endpoint && !values.spawn;
   // The built-in bridge gets a token of its own, so a plain `npm start` exercises authorization too.
@@ -265,6 +268,7 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
       replayCommand: (check, finding) => replayCommand(check, finding, values, endpoint, tokenEnv, timeoutMs),
       shard,
       maxFailures: values.bail ? 1 : values.maxFailures,
+      stopFlag: values.bail ? "--bail" : `--max-failures ${values.maxFailures}`,
       concurrency: values.concurrency,
       // A replay judges one case once; a fresh run grades each failure by re-sending it.
       recheck: replaying ? 0 : (values.recheck ?? OPTIONS.recheck.default),
@@ -341,50 +345,6 @@ function readContract(file: string): Contract {
   } catch (err) {
     if (err instanceof ContractError) throw new UsageError(`--contract ${err.message}`);
     throw err;
-  }
-}
-
-/** Every report asked for, by format and file: --json FILE ... and --report FORMAT=FILE. */
-function reportOutputs(values: Values): { format: string; file: string }[] {
-  const outputs = Object.keys(FORMATS).flatMap((format) => {
-    const file = values[format as "json"];
-    return typeof file === "string" ? [{ format, file }] : [];
-  });
-  for (const entry of values.report ?? []) {
-    const m = /^([a-z]+)=(.+)$/.exec(entry);
-    if (!m || !(m[1]! in FORMATS)) {
-      throw new UsageError(
-        `--report takes FORMAT=FILE with FORMAT one of ${Object.keys(FORMATS).join(", ")}, not "${entry}"`,
-      );
-    }
-    outputs.push({ format: m[1]!, file: m[2]! });
-  }
-  if (outputs.filter((o) => o.file === "-").length > 1) throw new UsageError("only one report can go to stdout (-)");
-  return outputs;
-}
-
-/** Every report file can be written, checked before any connection: a run is never lost to a typo. */
-function checkWritable(outputs: { format: string; file: string }[]): void {
-  for (const { format, file } of outputs) {
-    if (file === "-") continue;
-    const path = resolve(file);
-    let existed = true;
-    try {
-      if (statSync(path).isDirectory())
-        throw new UsageError(`cannot write the ${format} report to ${file}: it is a directory`);
-    } catch (err) {
-      if (err instanceof UsageError) throw err;
-      existed = false;
-    }
-    try {
-      makeDirectory(dirname(path));
-      closeSync(openSync(path, "a"));
-      if (!existed) unlinkSync(path);
-    } catch (err) {
-      throw new UsageError(
-        `cannot write the ${format} report to ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-      );
-    }
   }
 }
 
@@ -472,7 +432,7 @@ function validateGlobs(globs: string[], flag: string, contract: Contract): void 
       `${flag} ${glob} matches no rule${suggest(
         glob,
         contract.rules.map((r) => r.id),
-      )}; --list shows them all`,
+      )}${checkHint(glob)}; --list shows them all`,
     );
   }
 }
