@@ -39,18 +39,24 @@ export function aggregate(
       if (implicated.includes(rule.id)) {
         entries.push(report);
       } else if (check.rules.includes(rule.id)) {
-        // The check stopped at a failure on another rule, so it did not judge this one.
-        entries.push({
-          id: report.id,
-          verdict: "skip",
-          message: `not judged: the check stopped at a failure on ${implicated.join(", ")}`,
-          durationMs: report.durationMs,
-        });
         const outside = implicated.filter((id) => !selected(id));
-        if (outside.length && finding.verdict !== "pass" && finding.verdict !== "skip")
+        const found = finding.verdict !== "pass" && finding.verdict !== "skip";
+        if (outside.length && found)
           notes.push(
             `${check.id} found a ${finding.verdict} on ${outside.join(", ")} (not selected): ${report.message}`,
           );
+        // The check stopped at a failure on another rule, so it did not judge this one. Where
+        // that rule is left out, nothing else fails the run for it: this rule is inconclusive.
+        const blind =
+          outside.length === implicated.length && (finding.verdict === "fail" || finding.verdict === "error");
+        entries.push({
+          id: report.id,
+          verdict: blind ? "error" : "skip",
+          message: blind
+            ? `inconclusive: the check stopped at a ${finding.verdict} on ${implicated.join(", ")}, a rule not selected (see the note)`
+            : `not judged: the check stopped at a failure on ${implicated.join(", ")}`,
+          durationMs: report.durationMs,
+        });
       }
     }
     const said = notes.length ? { notes } : {};

@@ -766,8 +766,10 @@ describe("a check's finding on a rule outside the selection", () => {
     const report = await runSuite(undefined, { rules: selection, checks: [...others, check] });
     const ndjson = report.rules.find((r) => r.id === `${P}.wire.ndjson`)!;
     expect(ndjson).toMatchObject({ verdict: "skip", reason: "not selected (--rules / --skip)", checks: [] });
+    // The selected rule was not judged, and nothing else fails the run for it: inconclusive.
     const parse = report.rules.find((r) => r.id === `${P}.error.parse`)!;
-    expect(parse.verdict).toBe("skip");
+    expect(parse.verdict).toBe("error");
+    expect(parse.checks[0]!.message).toMatch(/^inconclusive: the check stopped at a fail on wire.ndjson/);
     expect(parse.notes).toEqual([
       "error.parse/probe found a fail on wire.ndjson (not selected): The response line is not JSON.",
     ]);
