@@ -230,7 +230,8 @@ export const OPTIONS = {
     kind: "boolean",
     group: "Replay and CI",
     cliOnly: true,
-    description: "join the JSON reports named after the options (shards) into one",
+    description:
+      "join the JSON reports named after the options into one: exactly one per shard of one --shard I/N split, of one seed",
   },
   baseline: {
     kind: "string",
