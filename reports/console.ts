@@ -13,6 +13,7 @@ const paintOf = (c: Colors): Paint => ({ pass: c.green, fail: c.red, warn: c.yel
 // counted unless --verbose.
 const NOT_CHOSEN =
   /^(not selected|not part of this replay|not covered by the chosen checks|checked in another shard|a bridge's duty)/;
+const BRIDGE_DUTY = "a bridge's duty";
 /** The message of a check a stopped run did not reach (--bail, --max-failures, Ctrl-C). */
 const NOT_RUN = "not run: ";
 
@@ -178,7 +179,10 @@ function printTable(
     line(`  ${label} ${rule.id.padEnd(width)}  ${c.dim(shape(printable(note), indent))}`);
     for (const said of rule.notes ?? []) line(`        ${c.dim(shape(`note: ${printable(said)}`, 14))}`);
   }
-  if (hidden.length) line(c.dim(`  ${hidden.length} rule(s) not selected for this run (--verbose lists them)`));
+  const duties = hidden.filter((r) => r.reason?.startsWith(BRIDGE_DUTY)).length;
+  if (hidden.length > duties)
+    line(c.dim(`  ${hidden.length - duties} rule(s) not selected for this run (--verbose lists them)`));
+  if (duties) line(c.dim(`  ${duties} rule(s) binding only bridges, not judged in client mode (--verbose lists them)`));
   if (unreached.length) line(c.dim(`  ${unreached.length} rule(s) not reached before the run stopped`));
 }
 

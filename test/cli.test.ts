@@ -476,5 +476,6 @@ describe("CLI tables", () => {
     expect(client.out).toMatch(/^wire$/m);
     expect(client.out).not.toMatch(/^integration$/m);
     expect(client.out).not.toContain("a bridge's duty");
+    expect(client.out).toMatch(/^ {2}\d+ rule\(s\) binding only bridges, not judged in client mode/m);
   });
 });
