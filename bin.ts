@@ -3,8 +3,15 @@
 import { ReferenceBridge } from "./bridges/reference/bridge.js";
 import { main } from "./runner/cli.js";
 
-/** Resolves once everything written to `stream` so far has been handed to the OS (pipes are asynchronous). */
-const drained = (stream: NodeJS.WriteStream) => new Promise<void>((resolve) => stream.write("", () => resolve()));
+/**
+ * Resolves once everything written to `stream` so far has been handed to the OS (pipes may be
+ * asynchronous), or at once where the reader has gone and nothing more can be handed over.
+ */
+const drained = (stream: NodeJS.WriteStream) =>
+  new Promise<void>((resolve) => {
+    if (stream.destroyed || stream.writableEnded) resolve();
+    else stream.write("", () => resolve());
+  });
 
 main(process.argv.slice(2), undefined, { builtIn: (options) => new ReferenceBridge(options) }).then(
   async (code) => {

@@ -1,5 +1,5 @@
 import pc from "picocolors";
-import { cleanMessage, decidingChecks, reproducibility, targetNotes } from "./output.js";
+import { cleanMessage, decidingChecks, knownFailures, reproducibility, targetNotes } from "./output.js";
 import type { CheckReport, Report, Reporter, RuleReport, Verdict } from "./types.js";
 
 type Colors = ReturnType<typeof pc.createColors>;
@@ -8,9 +8,14 @@ type Paint = Record<Verdict, (s: string) => string>;
 const MARK: Record<Verdict, string> = { pass: "✓", fail: "✗", warn: "!", skip: "-", error: "?" };
 const paintOf = (c: Colors): Paint => ({ pass: c.green, fail: c.red, warn: c.yellow, skip: c.dim, error: c.magenta });
 
-// Rules the user left out of this run (--rules / --skip, a replay, another shard): listing
-// them row by row buries the rules that ran, so they are counted unless --verbose.
-const NOT_CHOSEN = /^(not selected|not part of this replay|checked in another shard)/;
+// Rules the user left out of this run (--rules / --skip, --check, a replay, another shard, a
+// bridge's rule in client mode): listing them row by row buries the rules that ran, so they are
+// counted unless --verbose.
+const NOT_CHOSEN =
+  /^(not selected|not part of this replay|not covered by the chosen checks|checked in another shard|a bridge's duty)/;
+const BRIDGE_DUTY = "a bridge's duty";
+/** The message of a check a stopped run did not reach (--bail, --max-failures, Ctrl-C). */
+const NOT_RUN = "not run: ";
 
 export interface ConsoleOptions {
   write?: (text: string) => void;
@@ -21,7 +26,7 @@ export interface ConsoleOptions {
   live?: boolean;
   /** Whether the output is a terminal (default: stdout's). Without one, output is plain text. */
   tty?: boolean;
-  /** The terminal's width (default: stdout's, else 80); the live line never wraps past it. */
+  /** The terminal's width (default: stdout's, else 80): the live line never wraps past it, long text wraps to it. */
   columns?: number;
   /** Where NO_COLOR / FORCE_COLOR are read (default: process.env). */
   env?: NodeJS.ProcessEnv;
@@ -44,6 +49,11 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
   const c = colorsFor(tty, options.env);
   const paint = paintOf(c);
   const line = (text = "") => out(`${text}\n`);
+  const verbose = options.verbose ?? false;
+  // Text is never cut: on a terminal it wraps to its width under the column it starts in;
+  // in a pipe, a file or under --verbose it stays one line, whole.
+  const shape: Fit = (text, indent, start) =>
+    tty && !verbose ? wrap(text, options.columns ?? process.stdout.columns ?? 80, indent, start) : text;
   const clear = () => {
     if (live) out("\r\x1b[K");
   };
@@ -82,44 +92,70 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
       clear();
       // Live: passing checks only move the progress line; the rest stay on screen.
       if ((live && result.verdict === "pass") || options.quiet) return;
-      const note = result.verdict === "pass" ? "" : c.dim(` · ${firstLine(cleanMessage(result.message))}`);
-      line(
-        `  ${paint[result.verdict](MARK[result.verdict])} ${check.id} ${c.dim(`${result.durationMs ?? 0} ms`)}${note}`,
-      );
+      // What a stopped run did not reach is said once, at the end.
+      if (result.message.startsWith(NOT_RUN)) return;
+      const took = `${result.durationMs ?? 0} ms`;
+      const start = `  ${MARK[result.verdict]} ${check.id} ${took}`.length;
+      const note =
+        result.verdict === "pass" ? "" : ` · ${shape(firstLine(cleanMessage(result.message)), 4, start + 3)}`;
+      line(`  ${paint[result.verdict](MARK[result.verdict])} ${check.id} ${c.dim(`${took}${note}`)}`);
     },
     onRunEnd(report) {
       clearInterval(ticker);
       ticker = undefined;
       current = undefined;
       clear();
+      if (report.blocked && !verbose) {
+        // No check could be judged: one root cause, said first, and the count; the table of
+        // `error` rows it would print says nothing more (it is in the report files, and under -v).
+        for (const note of targetNotes(report)) line(paint.error(c.bold(shape(printable(note), 0))));
+        line(paint.error(c.bold(shape(`No check could be judged: ${printable(report.blocked)}`, 0))));
+        line(summaryLine(report, c));
+        return;
+      }
+      const known = knownFailures(report);
       if (!options.quiet) {
         line();
-        printTable(report, line, c, options.verbose ?? false);
+        printTable(report, known, line, c, verbose, shape);
       }
       // The root cause first: every "inconclusive" below follows from it.
       for (const note of targetNotes(report)) {
         line();
-        line(paint.error(c.bold(printable(note))));
+        line(paint.error(c.bold(shape(printable(note), 0))));
       }
       if (report.blocked) {
         // One root cause, said once, instead of the same message under every rule.
         line();
-        line(paint.error(c.bold(`No check could be judged: ${printable(report.blocked)}`)));
+        line(paint.error(c.bold(shape(`No check could be judged: ${printable(report.blocked)}`, 0))));
       } else {
-        printDetails(report, line, c, options.verbose ?? false);
+        printDetails(report, known, line, c, verbose, shape);
       }
+      const stops = notRun(report);
+      if (stops.length) line();
+      for (const stop of stops) line(c.bold(stop));
       line();
       line(summaryLine(report, c));
       if (report.wire && !options.quiet) line(c.dim(timeLine(report)));
-      if (!report.blocked) printFailedRules(report, line, c);
+      if (!report.blocked) printFailedRules(report, known, line, c);
     },
   };
 }
 
-function printTable(report: Report, line: (t?: string) => void, c: Colors, verbose: boolean): void {
+/** Text as it may be printed: wrapped to a terminal's width (later lines at `indent`), else whole. */
+type Fit = (text: string, indent: number, start?: number) => string;
+
+function printTable(
+  report: Report,
+  known: Map<string, string>,
+  line: (t?: string) => void,
+  c: Colors,
+  verbose: boolean,
+  shape: Fit,
+): void {
   const paint = paintOf(c);
   const hidden = verbose ? [] : report.rules.filter(notChosen);
-  const rows = report.rules.filter((r) => !hidden.includes(r));
+  const unreached = verbose ? [] : report.rules.filter(notReached);
+  const rows = report.rules.filter((r) => !hidden.includes(r) && !unreached.includes(r));
   let group = "";
   const width = Math.max(0, ...rows.map((r) => r.id.length));
   for (const rule of rows) {
@@ -127,18 +163,42 @@ function printTable(report: Report, line: (t?: string) => void, c: Colors, verbo
       group = rule.group;
       line(c.bold(group));
     }
+    const reason = known.get(rule.id);
     const note =
-      rule.verdict === "skip"
-        ? (rule.reason ?? rule.checks[0]?.message ?? "")
-        : rule.checks
-            .filter((x) => x.verdict === rule.verdict)
-            .map((x) => x.id)
-            .join(", ");
-    line(
-      `  ${paint[rule.verdict](rule.verdict.toUpperCase().padEnd(5))} ${rule.id.padEnd(width)}  ${c.dim(truncate(printable(note), 100))}`,
-    );
+      reason !== undefined
+        ? `known failure (baseline): ${reason}`
+        : rule.verdict === "skip"
+          ? (rule.reason ?? rule.checks[0]?.message ?? "")
+          : rule.checks
+              .filter((x) => x.verdict === rule.verdict)
+              .map((x) => x.id)
+              .join(", ");
+    const label =
+      reason !== undefined ? paint.warn("KNOWN") : paint[rule.verdict](rule.verdict.toUpperCase().padEnd(5));
+    const indent = 2 + 5 + 1 + width + 2;
+    line(`  ${label} ${rule.id.padEnd(width)}  ${c.dim(shape(printable(note), indent))}`);
+    for (const said of rule.notes ?? []) line(`        ${c.dim(shape(`note: ${printable(said)}`, 14))}`);
   }
-  if (hidden.length) line(c.dim(`  ${hidden.length} rule(s) not selected for this run (--verbose lists them)`));
+  const duties = hidden.filter((r) => r.reason?.startsWith(BRIDGE_DUTY)).length;
+  if (hidden.length > duties)
+    line(c.dim(`  ${hidden.length - duties} rule(s) not selected for this run (--verbose lists them)`));
+  if (duties) line(c.dim(`  ${duties} rule(s) binding only bridges, not judged in client mode (--verbose lists them)`));
+  if (unreached.length) line(c.dim(`  ${unreached.length} rule(s) not reached before the run stopped`));
+}
+
+/** Rules whose every check a stopped run did not reach. */
+const notReached = (rule: RuleReport) =>
+  rule.verdict === "skip" && rule.checks.length > 0 && rule.checks.every((x) => x.message.startsWith(NOT_RUN));
+
+/** Why a run stopped early, and how many checks it did not reach: one line per cause. */
+function notRun(report: Report): string[] {
+  const byCause = new Map<string, Set<string>>();
+  for (const check of report.rules.flatMap((r) => r.checks)) {
+    if (!check.message.startsWith(NOT_RUN)) continue;
+    const cause = check.message.slice(NOT_RUN.length);
+    (byCause.get(cause) ?? byCause.set(cause, new Set()).get(cause)!).add(check.id);
+  }
+  return [...byCause].map(([cause, ids]) => `${cause}; ${ids.size} check${ids.size === 1 ? "" : "s"} not run`);
 }
 
 const notChosen = (rule: RuleReport) => rule.verdict === "skip" && NOT_CHOSEN.test(rule.reason ?? "");
@@ -147,15 +207,27 @@ const notChosen = (rule: RuleReport) => rule.verdict === "skip" && NOT_CHOSEN.te
  * Under each failing rule, its failing checks; a check that covers several rules is printed
  * in full once, under the first of them, and later rules point back to it.
  */
-function printDetails(report: Report, line: (t?: string) => void, c: Colors, verbose: boolean): void {
+function printDetails(
+  report: Report,
+  known: Map<string, string>,
+  line: (t?: string) => void,
+  c: Colors,
+  verbose: boolean,
+  shape: Fit,
+): void {
   const paint = paintOf(c);
   const shown: Verdict[] = verbose ? ["fail", "error", "warn"] : ["fail", "error"];
-  const deciding = new Map(decidingChecks(report, shown).map((d) => [d.check.id, d]));
-  for (const rule of report.rules.filter((r) => shown.includes(r.verdict))) {
+  // Known failures are in the table with the baseline's reason; their details under --verbose.
+  const rules = report.rules.filter((r) => shown.includes(r.verdict) && (verbose || !known.has(r.id)));
+  const deciding = new Map(decidingChecks({ ...report, rules }, shown).map((d) => [d.check.id, d]));
+  for (const rule of rules) {
+    const reason = known.get(rule.id);
     line();
-    line(`${paint[rule.verdict](c.bold(`${rule.verdict.toUpperCase()} ${rule.id}`))} ${c.dim(`(${rule.level})`)}`);
-    line(`  ${c.dim("rule:")} ${rule.requirement}`);
-    if (rule.reason && !rule.checks.length) line(`  ${c.dim("why:")}  ${printable(rule.reason)}`);
+    const title = `${reason !== undefined ? "KNOWN" : rule.verdict.toUpperCase()} ${rule.id}`;
+    line(`${(reason !== undefined ? paint.warn : paint[rule.verdict])(c.bold(title))} ${c.dim(`(${rule.level})`)}`);
+    if (reason !== undefined) line(`  ${c.dim("known:")} ${shape(printable(reason), 9)}`);
+    line(`  ${c.dim("rule:")} ${shape(rule.requirement, 8)}`);
+    if (rule.reason && !rule.checks.length) line(`  ${c.dim("why:")}  ${shape(printable(rule.reason), 8)}`);
     for (const check of rule.checks.filter((x) => x.verdict === rule.verdict)) {
       const entry = deciding.get(check.id);
       const first = entry?.rules[0];
@@ -163,7 +235,7 @@ function printDetails(report: Report, line: (t?: string) => void, c: Colors, ver
         line(`  ${c.bold(check.id)}: ${c.dim(`shown above under ${first.id}`)}`);
         continue;
       }
-      printCheck(check, rule, entry?.rules ?? [rule], line, c);
+      printCheck(check, rule, entry?.rules ?? [rule], line, c, shape);
     }
   }
 }
@@ -174,11 +246,12 @@ function printCheck(
   rules: RuleReport[],
   line: (t?: string) => void,
   c: Colors,
+  shape: Fit,
 ): void {
   const label = (name: string) => c.dim(`${name}:`.padEnd(14));
   const message = printable(cleanMessage(check.message)).split("\n");
-  line(`  ${c.bold(check.id)}: ${message[0] ?? ""}`);
-  for (const more of message.slice(1)) line(`    ${more}`);
+  line(`  ${c.bold(check.id)}: ${shape(message[0] ?? "", 4, check.id.length + 4)}`);
+  for (const more of message.slice(1)) line(`    ${shape(more, 4)}`);
   if (rules.length > 1)
     line(
       `    ${label("also fails")}${rules
@@ -187,7 +260,7 @@ function printCheck(
         .join(", ")}`,
     );
   if (check.requirement && check.requirement !== rule.requirement)
-    line(`    ${label("requirement")}${check.requirement}`);
+    line(`    ${label("requirement")}${shape(check.requirement, 18)}`);
   if (check.expected !== undefined) line(`    ${label("expected")}${printable(check.expected)}`);
   if (check.actual !== undefined) line(`    ${label("actual")}${truncate(printable(check.actual), 400)}`);
   if (check.counterexample !== undefined)
@@ -198,19 +271,26 @@ function printCheck(
 }
 
 /** The last lines: what to fix, by rule ID, so a long run's verdict is not scrolled away. */
-function printFailedRules(report: Report, line: (t?: string) => void, c: Colors): void {
+function printFailedRules(report: Report, known: Map<string, string>, line: (t?: string) => void, c: Colors): void {
   const paint = paintOf(c);
-  const failed = report.rules.filter((r) => r.verdict === "fail" || r.verdict === "error");
+  const failed = report.rules.filter((r) => (r.verdict === "fail" || r.verdict === "error") && !known.has(r.id));
   if (!failed.length) return;
   line();
   line(c.bold(`Failed rules (${failed.length}):`));
   for (const rule of failed) line(`  ${paint[rule.verdict](rule.verdict.toUpperCase().padEnd(5))} ${rule.id}`);
 }
 
+/** "50 rules: 29 pass, 3 fail, ...", with failures the baseline accepts counted apart as known. */
 export function summaryLine(report: Report, c: Colors = colorsFor(Boolean(process.stdout.isTTY))): string {
   const paint = paintOf(c);
-  const s = report.summary;
+  const known = knownFailures(report);
+  const s = { ...report.summary };
+  for (const id of known.keys()) {
+    const verdict = report.rules.find((r) => r.id === id)!.verdict;
+    s[verdict]--;
+  }
   const parts = (["pass", "fail", "warn", "error", "skip"] as Verdict[]).map((v) => paint[v](`${s[v]} ${v}`));
+  if (known.size) parts.splice(2, 0, paint.warn(`${known.size} known`));
   return `${report.rules.length} rules: ${parts.join(", ")} ${c.dim(`(${(report.durationMs / 1000).toFixed(1)} s)`)}`;
 }
 
@@ -224,7 +304,40 @@ export function timeLine(report: Report): string {
   );
 }
 
-const firstLine = (text: string) => truncate(printable(text.split(/\r?\n|\r/)[0] ?? ""), 120);
+const firstLine = (text: string) => printable(text.split(/\r?\n|\r/)[0] ?? "");
+
+/**
+ * Text wrapped at spaces to lines of at most `width` columns: the first line starts at column
+ * `start`, the others at `indent` (at 4 where that leaves too little room). Nothing is cut: a
+ * word longer than a line is split across lines.
+ */
+export function wrap(text: string, width: number, indent: number, start = indent): string {
+  const hang = width - indent >= 20 ? indent : 4;
+  const full = Math.max(1, width - hang);
+  const lines: string[] = [];
+  let current = "";
+  let room = width - start;
+  for (let word of text.split(" ")) {
+    // Too little room left on the caller's line for the first word: begin on the next.
+    if (!lines.length && !current && word.length > room && room < 20) {
+      lines.push("");
+      room = full;
+    }
+    if (current && current.length + 1 + word.length > room) {
+      lines.push(current);
+      current = "";
+      room = full;
+    }
+    while (!current && word.length > room) {
+      lines.push(word.slice(0, Math.max(1, room)));
+      word = word.slice(Math.max(1, room));
+      room = full;
+    }
+    current = current ? `${current} ${word}` : word;
+  }
+  lines.push(current);
+  return lines.join(`\n${" ".repeat(hang)}`);
+}
 /**
  * Text from the bridge as it may go to a terminal: a control character in a reply (an escape
  * sequence, a carriage return) would otherwise move the cursor or recolour the screen.

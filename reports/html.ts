@@ -95,10 +95,7 @@ function overview(report: Report): string {
   return `<section class="overview"><h2>${bad.length} rule${bad.length === 1 ? "" : "s"} failed or not judged</h2>${notes}<ul>${items.join("")}</ul></section>`;
 }
 
-const firstLine = (text: string) => {
-  const line = text.split("\n")[0] ?? "";
-  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
-};
+const firstLine = (text: string) => text.split("\n")[0] ?? "";
 
 function rule(r: RuleReport): string {
   const search = [r.id, r.title, r.requirement, r.reason ?? "", ...r.checks.flatMap((c) => [c.id, c.message])]

@@ -146,3 +146,19 @@ export function cleanMessage(text: string): string {
     .replace(/\n{3,}/g, "\n\n")
     .trim();
 }
+
+/**
+ * Failing rules the baseline accepts, each with the baseline's reason: shown as KNOWN and
+ * counted apart, so a run that passes with its known failures reads as one that passes.
+ */
+export function knownFailures(report: Report): Map<string, string> {
+  const known = new Map<string, string>();
+  for (const entry of report.baseline?.known ?? []) {
+    for (const id of entry.rules ?? []) {
+      const rule = report.rules.find((r) => r.id === id);
+      if (rule?.verdict !== "fail" && rule?.verdict !== "error") continue;
+      known.set(id, known.has(id) ? `${known.get(id)}; ${entry.reason}` : entry.reason);
+    }
+  }
+  return known;
+}

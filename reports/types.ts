@@ -14,6 +14,8 @@ export interface Report {
   seed: number;
   /** Generated cases per property: with the seed, what a recorded path indexes into. */
   runs?: number;
+  /** With --shard I/N: the part of the checks this report holds (absent in a whole run and a merged one). */
+  shard?: { index: number; count: number };
   startedAt: string;
   /** The run was interrupted (Ctrl-C): the checks it did not reach are `skip` with the reason. */
   interrupted?: true;
@@ -48,6 +50,8 @@ export interface BaselineRecord {
   id: string;
   reason: string;
   until?: string;
+  /** Known entries: the failing rules (full IDs) whose every failure the baseline accepted. */
+  rules?: string[];
 }
 
 export interface RuleReport {
@@ -60,6 +64,8 @@ export interface RuleReport {
   requirement: string;
   /** Why the rule has no check result (skipped rules). */
   reason?: string;
+  /** What its checks found on rules outside the selection (--rules / --skip): said, never a verdict. */
+  notes?: string[];
   checks: CheckReport[];
 }
 

@@ -23,21 +23,6 @@ export function aggregate(
 ): RuleReport[] {
   const all = [...results];
   return contract.rules.map((rule) => {
-    const entries: CheckReport[] = [];
-    for (const { check, finding, report } of all) {
-      const implicated = finding.rules ?? check.rules;
-      if (implicated.includes(rule.id)) {
-        entries.push(report);
-      } else if (check.rules.includes(rule.id)) {
-        // The check stopped at a failure on another rule, so it did not judge this one.
-        entries.push({
-          id: report.id,
-          verdict: "skip",
-          message: `not judged: the check stopped at a failure on ${implicated.join(", ")}`,
-          durationMs: report.durationMs,
-        });
-      }
-    }
     const base = {
       id: rule.fullId,
       title: rule.title,
@@ -46,15 +31,40 @@ export function aggregate(
       observed: rule.observed,
       requirement: rule.requirement,
     };
-    // A rule left out by --rules/--skip stays out where a selected check merely passed through
-    // it, but a failure found on it is still reported.
-    const shown =
-      selected(rule.id) || entries.some((e) => e.verdict === "fail" || e.verdict === "error" || e.verdict === "warn");
-    if (entries.length && shown)
-      return { ...base, verdict: entries.map((e) => e.verdict).reduce(worst), checks: entries };
+    const entries: CheckReport[] = [];
+    const notes: string[] = [];
+    // A rule left out by --rules / --skip gets no verdict, whatever a selected check ran into on it.
+    for (const { check, finding, report } of selected(rule.id) ? all : []) {
+      const implicated = finding.rules ?? check.rules;
+      if (implicated.includes(rule.id)) {
+        entries.push(report);
+      } else if (check.rules.includes(rule.id)) {
+        const outside = implicated.filter((id) => !selected(id));
+        const found = finding.verdict !== "pass" && finding.verdict !== "skip";
+        if (outside.length && found)
+          notes.push(
+            `${check.id} found a ${finding.verdict} on ${outside.join(", ")} (not selected): ${report.message}`,
+          );
+        // The check stopped at a failure on another rule, so it did not judge this one. Where
+        // that rule is left out, nothing else fails the run for it: this rule is inconclusive.
+        const blind =
+          outside.length === implicated.length && (finding.verdict === "fail" || finding.verdict === "error");
+        entries.push({
+          id: report.id,
+          verdict: blind ? "error" : "skip",
+          message: blind
+            ? `inconclusive: the check stopped at a ${finding.verdict} on ${implicated.join(", ")}, a rule not selected (see the note)`
+            : `not judged: the check stopped at a failure on ${implicated.join(", ")}`,
+          durationMs: report.durationMs,
+        });
+      }
+    }
+    const said = notes.length ? { notes } : {};
+    if (entries.length)
+      return { ...base, verdict: entries.map((e) => e.verdict).reduce(worst), ...said, checks: entries };
     const reason = skipReason(rule.id);
     if (reason === UNCOVERED) return { ...base, verdict: "error" as const, reason, checks: [] };
-    return { ...base, verdict: "skip" as const, reason: reason ?? "not run", checks: [] };
+    return { ...base, verdict: "skip" as const, reason: reason ?? "not run", ...said, checks: [] };
   });
 }
 

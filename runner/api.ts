@@ -40,7 +40,7 @@ export async function runConformance(options: ConformanceOptions = {}, deps: Dep
       if (!name || (OPTIONS as Record<string, { cliOnly?: true }>)[name]?.cliOnly) {
         throw new ConformanceError(`unknown option "${key}"`, 2);
       }
-      values[key] = optionValue(name, value, key);
+      values[key] = optionValue(name, value, key, true);
     }
   } catch (err) {
     if (err instanceof ConformanceError) throw err;

@@ -142,11 +142,22 @@ export function applyBaseline(
 
 /** The report's record of the baseline: what it accepted, and which entries are stale, expired or no longer flaky. */
 export function baselineSection(report: Report, baseline: Baseline, prefix: string): NonNullable<Report["baseline"]> {
-  const { known, stale, expired, consistent } = applyBaseline(report, baseline, prefix);
+  const { known, stale, expired, consistent, unexpected } = applyBaseline(report, baseline, prefix);
   const strip = ({ id, reason, until }: BaselineEntry) => ({ id, reason, ...(until ? { until } : {}) });
+  // The failing rules the baseline accepts whole, by the entries that accept them: a reader
+  // shows them as known failures, apart from the failures that count.
+  const accepted = report.rules.filter((r) => failing(r.verdict) && !unexpected.includes(r.id));
+  const covers = (entry: BaselineEntry, rule: Report["rules"][number]) =>
+    entry.kind === "rule"
+      ? rule.id === `${prefix}.${entry.id}`
+      : rule.checks.some((c) => c.id === entry.id && failing(c.verdict));
+  const withRules = (entry: BaselineEntry) => {
+    const rules = accepted.filter((r) => covers(entry, r)).map((r) => r.id);
+    return { ...strip(entry), ...(rules.length ? { rules } : {}) };
+  };
   return {
     file: baseline.file,
-    known: known.map(strip),
+    known: known.map(withRules),
     stale: stale.map(strip),
     ...(expired.length ? { expired: expired.map(strip) } : {}),
     ...(consistent.length ? { consistent: consistent.map(strip) } : {}),

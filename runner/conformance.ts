@@ -1,12 +1,11 @@
 // One run, from option values to an exit code and a report. The CLI and the API both come
 // here; neither argv nor signal handlers nor unasked-for files are this module's business.
 import { randomBytes } from "node:crypto";
-import { closeSync, openSync, readFileSync, statSync, unlinkSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { readFileSync } from "node:fs";
 import picomatch from "picomatch";
 import { type Contract, ContractError, loadContract, type RuleId, contract as shipped } from "../protocol/contract.js";
 import { consoleReporter, FORMATS, githubReporter, markdownReporter } from "../reports/index.js";
-import { makeDirectory, writeOutput } from "../reports/output.js";
+import { writeOutput } from "../reports/output.js";
 import { reportProblem } from "../reports/schema.js";
 import type { Report, Reporter } from "../reports/types.js";
 import type { Check } from "../suites/harness/check.js";
@@ -20,10 +19,12 @@ import { clientUnstarted, runClientMode } from "./client.js";
 import { compareReports, formatChanges } from "./compare.js";
 import { corpusCases, loadCorpus, saveFailures } from "./corpus.js";
 import { exportReproducers } from "./export.js";
-import { mergeReports, mixedReports } from "./merge.js";
+import { mergeReports, mixedReports, shardProblem } from "./merge.js";
 import { OPTIONS, type OptionValues, PROFILES, type Profile, suggest, TIME_BUDGET, UsageError } from "./options.js";
+import { checkDirectories, checkWritable, reportOutputs } from "./outputs.js";
 import { failingCases, replayCommand, replayTarget, replayVerdicts } from "./replay.js";
 import { run } from "./run.js";
+import { checkHint, listSelection } from "./selection.js";
 import {
   type BridgeFactory,
   embeddedTarget,
@@ -89,9 +90,10 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
   const rules = values.lastFailed ? lastFailed(earlier!, values.lastFailed, io) : (values.rules ?? []);
   const selected = ruleSelector(rules, values.skip ?? [], contract);
   if (values.list) {
+    const listed = listSelection(values.check, selected);
     if (values.json)
-      writeOutput(values.json, `${JSON.stringify(listJson(contract, checks, selected), null, 2)}\n`, io.out);
-    else io.out(listRules(contract, checks, selected));
+      writeOutput(values.json, `${JSON.stringify(listJson(contract, listed.checks, listed.rules), null, 2)}\n`, io.out);
+    else io.out(listRules(contract, listed.checks, listed.rules));
     return { code: EXIT.pass };
   }
   const outputs = reportOutputs(values);
@@ -129,7 +131,7 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
       throw new UsageError("--merge takes the JSON reports to merge: --merge a.json b.json ...");
     checkWritable(outputs);
     const inputs = positionals.map((f) => readReportFile(f, "--merge"));
-    const mixed = values.force ? undefined : mixedReports(inputs, positionals);
+    const mixed = shardProblem(inputs, positionals) ?? (values.force ? undefined : mixedReports(inputs, positionals));
     if (mixed) throw new UsageError(`--merge: ${mixed}`);
     const merged = mergeReports(inputs);
     if (baseline) merged.baseline = baselineSection(merged, baseline, contract.prefix);
@@ -195,6 +197,7 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
     );
   }
   checkWritable(outputs);
+  checkDirectories(values);
 
   const builtIn = !endpoint && !values.spawn;
   // The built-in bridge gets a token of its own, so a plain `npm start` exercises authorization too.
@@ -275,6 +278,7 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
         replayCommand(check, finding, values, endpoint, { tokenEnv, timeoutMs, runs, defaultRuns: PROFILES.standard }),
       shard,
       maxFailures: values.bail ? 1 : values.maxFailures,
+      stopFlag: values.bail ? "--bail" : `--max-failures ${values.maxFailures}`,
       concurrency: values.concurrency,
       // A replay judges one case once; a fresh run grades each failure by re-sending it.
       recheck: replaying ? 0 : (values.recheck ?? OPTIONS.recheck.default),
@@ -363,50 +367,6 @@ function readContract(file: string): Contract {
   }
 }
 
-/** Every report asked for, by format and file: --json FILE ... and --report FORMAT=FILE. */
-function reportOutputs(values: Values): { format: string; file: string }[] {
-  const outputs = Object.keys(FORMATS).flatMap((format) => {
-    const file = values[format as "json"];
-    return typeof file === "string" ? [{ format, file }] : [];
-  });
-  for (const entry of values.report ?? []) {
-    const m = /^([a-z]+)=(.+)$/.exec(entry);
-    if (!m || !(m[1]! in FORMATS)) {
-      throw new UsageError(
-        `--report takes FORMAT=FILE with FORMAT one of ${Object.keys(FORMATS).join(", ")}, not "${entry}"`,
-      );
-    }
-    outputs.push({ format: m[1]!, file: m[2]! });
-  }
-  if (outputs.filter((o) => o.file === "-").length > 1) throw new UsageError("only one report can go to stdout (-)");
-  return outputs;
-}
-
-/** Every report file can be written, checked before any connection: a run is never lost to a typo. */
-function checkWritable(outputs: { format: string; file: string }[]): void {
-  for (const { format, file } of outputs) {
-    if (file === "-") continue;
-    const path = resolve(file);
-    let existed = true;
-    try {
-      if (statSync(path).isDirectory())
-        throw new UsageError(`cannot write the ${format} report to ${file}: it is a directory`);
-    } catch (err) {
-      if (err instanceof UsageError) throw err;
-      existed = false;
-    }
-    try {
-      makeDirectory(dirname(path));
-      closeSync(openSync(path, "a"));
-      if (!existed) unlinkSync(path);
-    } catch (err) {
-      throw new UsageError(
-        `cannot write the ${format} report to ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-      );
-    }
-  }
-}
-
 /** The end of a run without one (--merge): the reporters' last hook, and whether one failed. */
 async function writeReports(reporters: Reporter[], report: Report, io: Io): Promise<boolean> {
   let lost = false;
@@ -492,7 +452,7 @@ function validateGlobs(globs: string[], flag: string, contract: Contract): void 
       `${flag} ${glob} matches no rule${suggest(
         glob,
         contract.rules.map((r) => r.id),
-      )}; --list shows them all`,
+      )}${checkHint(glob)}; --list shows them all`,
     );
   }
 }

@@ -30,10 +30,43 @@ export function mixedReports(reports: Report[], files: string[]): string | undef
 const identity = (t: Report["target"]): string =>
   t.kind === "bridge" && t.spawned ? (t.command ?? "built-in") : (t.endpoint ?? t.command ?? "");
 
+/**
+ * Why these reports are not the shards of one run, or undefined: --merge takes exactly one
+ * report per shard of one N (a whole run is the one shard of 1), all with one seed. Unlike a
+ * different target or contract, no --force makes up for a shard missing or given twice.
+ */
+export function shardProblem(reports: Report[], files: string[]): string | undefined {
+  const parts = reports.map(shardOf);
+  const name = (i: number) => `${files[i]} (${describe(parts[i]!)})`;
+  const other = parts.findIndex((p) => p.count !== parts[0]!.count);
+  if (other >= 0) return `${name(other)} and ${name(0)} are not shards of one split`;
+  const seed = reports.findIndex((r) => r.seed !== reports[0]!.seed);
+  if (seed >= 0)
+    return `${files[seed]} ran with seed ${reports[seed]!.seed}, ${files[0]} with seed ${reports[0]!.seed}: shards of one run share its seed`;
+  const count = parts[0]!.count;
+  for (let index = 1; index <= count; index++) {
+    const given = parts.flatMap((p, i) => (p.index === index ? [i] : []));
+    if (given.length > 1) return `${given.map(name).join(" and ")} are the same shard: give each shard once`;
+    if (given.length === 0)
+      return `shard ${index}/${count} is missing: --merge takes the report of every shard (${count} in all)`;
+  }
+  return undefined;
+}
+
+/** A report's shard: recorded, or (in a report from before shards were recorded) read from its skip reasons. */
+function shardOf(report: Report): { index: number; count: number } {
+  if (report.shard) return report.shard;
+  const m = report.rules.map((r) => /--shard (\d+)\/(\d+)/.exec(r.reason ?? "")).find(Boolean);
+  return m ? { index: Number(m[1]), count: Number(m[2]) } : { index: 1, count: 1 };
+}
+
+const describe = (p: { index: number; count: number }) =>
+  p.count === 1 ? "a whole run" : `shard ${p.index}/${p.count}`;
+
 /** One report from the reports of several shards (or runs): every check of every rule, verdicts recomputed. */
 export function mergeReports(reports: Report[]): Report {
   if (reports.length === 0) throw new Error("nothing to merge");
-  const [first] = reports as [Report, ...Report[]];
+  const [{ shard: _, ...first }] = reports as [Report, ...Report[]];
   const rules: RuleReport[] = first.rules.map((rule) => {
     const all = reports
       .map((r) => r.rules.find((x) => x.id === rule.id))

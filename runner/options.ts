@@ -18,7 +18,10 @@ interface Spec {
   arg?: string;
   default?: string | number | boolean | readonly string[];
   choices?: readonly string[];
-  /** Durations: the unit of a plain number, and the longest allowed (in ms). */
+  /**
+   * Durations: the unit of a plain number given through the API (the command line and a config
+   * file take text with a unit), and the longest allowed (in ms).
+   */
   unit?: "ms" | "s";
   max?: number;
   /** Integers: the smallest allowed. */
@@ -34,6 +37,28 @@ export type Profile = keyof typeof PROFILES;
 export const TIME_BUDGET: Record<Profile, number> = { quick: 3_000, standard: 20_000, thorough: 120_000 };
 
 const HOUR = 3_600_000;
+
+/** The tool's exit codes, for --help and the README alike. */
+export const EXIT_CODES: readonly (readonly [number, string])[] = [
+  [0, "no rule failed"],
+  [1, "a rule failed or could not be judged (with --compare: a rule got worse)"],
+  [2, "bad usage, configuration or an unwritable output (checked before connecting)"],
+  [3, "the target could not be reached or started"],
+  [130, "interrupted (the report of what ran is still written)"],
+];
+
+/** The exit codes of a reproducer that --export writes. */
+export const REPRODUCER_EXIT: readonly (readonly [number, string])[] = [
+  [0, "the bridge now behaves"],
+  [1, "it still breaks the rule"],
+  [2, "the report does not hold the whole case, or the token is missing"],
+  [3, "a check without a machine oracle got another reply than recorded"],
+  [4, "nothing listens"],
+];
+
+/** "0 x, 1 y, ...": a table of exit codes as one phrase. */
+export const exitList = (table: readonly (readonly [number, string])[]) =>
+  table.map(([code, meaning]) => `${code}: ${meaning}`).join("; ");
 
 export const OPTIONS = {
   endpoint: { kind: "string", group: "Target", arg: "HOST:PORT", description: "a running bridge (IPv6 as [::1]:PORT)" },
@@ -209,7 +234,8 @@ export const OPTIONS = {
     kind: "boolean",
     group: "Replay and CI",
     cliOnly: true,
-    description: "join the JSON reports named after the options (shards) into one",
+    description:
+      "join the JSON reports named after the options into one: exactly one per shard of one --shard I/N split, of one seed",
   },
   baseline: {
     kind: "string",
@@ -229,13 +255,14 @@ export const OPTIONS = {
     arg: "DIR",
     description:
       'write DIR/<check-id>.py ("/" in the ID as "__") per failing check: standalone Python 3 that re-sends ' +
-      "the minimal case (token from --token-env's variable) and exits 0 fixed, 1 still failing, 3 changed",
+      `the minimal case (token from --token-env's variable) and exits ${exitList(REPRODUCER_EXIT)}`,
   },
   compare: {
     kind: "string",
     group: "Replay and CI",
     arg: "OLD.json",
-    description: "print which rules changed verdict since OLD (--compare OLD NEW: two reports)",
+    description:
+      "print which rules changed verdict since OLD (--compare OLD NEW: two reports); exits 1 when a rule got worse",
   },
   json: { kind: "string", group: "Output", arg: "FILE", description: "the JSON report (- for stdout)" },
   junit: { kind: "string", group: "Output", arg: "FILE", description: "JUnit XML (- for stdout)" },
@@ -293,8 +320,11 @@ export type SettableOptions = Partial<{
 export const camel = (name: string) => name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 const specOf = (name: string): Spec | undefined => (OPTIONS as Record<string, Spec>)[name];
 
-/** A value for an option, from the command line (text) or from YAML / the API (typed); `where` names its source. */
-export function optionValue(name: string, raw: unknown, where: string): unknown {
+/**
+ * A value for an option, from the command line (text) or from YAML / the API (typed); `where`
+ * names its source. Only the API (`api`) may give a duration as a plain number, in its spec's unit.
+ */
+export function optionValue(name: string, raw: unknown, where: string, api = false): unknown {
   const spec = specOf(name);
   if (!spec) throw new UsageError(`${where}: unknown option "${name}"${suggest(name, Object.keys(OPTIONS))}`);
   const text = typeof raw === "string";
@@ -319,11 +349,13 @@ export function optionValue(name: string, raw: unknown, where: string): unknown 
         : bad("a whole number in the 32-bit range");
     }
     case "duration": {
-      const ms = text
-        ? parseDuration(raw, spec.unit ?? "ms")
-        : typeof raw === "number"
-          ? raw * unitMs(spec.unit)
-          : Number.NaN;
+      // A bare number on the command line or in a config file is a unit left out, not milliseconds.
+      const bare = text ? /^\s*\d+(?:\.\d+)?\s*$/.test(raw) : typeof raw === "number" && !api;
+      if (bare && Number(raw) > 0) {
+        const n = String(raw).trim();
+        throw new UsageError(`${where} ${n}: add a unit: ${n}s or ${n}ms`);
+      }
+      const ms = text ? parseDuration(raw) : typeof raw === "number" ? raw * unitMs(spec.unit) : Number.NaN;
       if (!Number.isFinite(ms) || ms <= 0) bad(`a positive time such as 500ms, 2s, 10m or 1h`);
       const max = spec.max ?? 7 * 24 * HOUR;
       if (ms > max) bad(`at most ${max === HOUR ? "1h" : "a week"}`);
@@ -347,12 +379,25 @@ export function optionValue(name: string, raw: unknown, where: string): unknown 
 
 const unitMs = (unit: Spec["unit"]) => (unit === "s" ? 1000 : 1);
 
-/** 500ms, 2s, 1.5m, 1h; a plain number is in `unit`. */
-export function parseDuration(text: string, unit: "ms" | "s" = "ms"): number {
-  const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/.exec(text.trim());
+/** 500ms, 2s, 1.5m, 1h, in ms; text without a unit is not a duration. */
+export function parseDuration(text: string): number {
+  const m = DURATION.exec(text.trim());
   if (!m) return Number.NaN;
-  return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: HOUR }[(m[2] ?? unit) as "ms"];
+  return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: HOUR }[m[2] as "ms"];
 }
+
+/** A time in ms as the options take it: 500ms, 2s, 10m, 1h. */
+export function formatDuration(ms: number): string {
+  for (const [unit, size] of [
+    ["h", HOUR],
+    ["m", 60_000],
+    ["s", 1000],
+  ] as const)
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  return `${ms}ms`;
+}
+
+const DURATION = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)$/;
 
 /** Options as parsed: values by camel-cased name, plus the file names after --merge / --compare. */
 export interface ParsedArgs {
@@ -360,6 +405,8 @@ export interface ParsedArgs {
   positionals: string[];
   /** Where each value came from, for messages: "--timeout" or "config.yaml:3: timeout". */
   sources: Record<string, string>;
+  /** The config file read, and whether it was found in the working directory (not named with --config). */
+  config?: { file: string; found: boolean };
 }
 
 /** The command line, then the config file it names (or the one found in the working directory). */
@@ -382,10 +429,7 @@ export function parseCommandLine(argv: string[], cwdFiles: { exists(file: string
       ) as Parameters<typeof parseArgs>[0] extends { options?: infer O } ? O : never,
     });
   } catch (err) {
-    const message = (err as Error).message;
-    throw new UsageError(
-      `${message}${/token/i.test(message) ? " (tokens come only from the environment: --token-env VAR)" : ""}`,
-    );
+    throw new UsageError(argvProblem(err as Error & { code?: string }));
   }
   const values: Record<string, unknown> = {};
   const sources: Record<string, string> = {};
@@ -405,7 +449,18 @@ export function parseCommandLine(argv: string[], cwdFiles: { exists(file: string
     values[camel(name)] = optionValue(name, raw, where);
     sources[camel(name)] = where;
   }
-  return { values, positionals: parsed.positionals, sources };
+  const config = file ? { config: { file, found: parsed.values.config === undefined } } : {};
+  return { values, positionals: parsed.positionals, sources, ...config };
+}
+
+/** What was wrong with the command line, said as a person would: the flag, and the flag meant. */
+function argvProblem(err: Error & { code?: string }): string {
+  const flag = /^Unknown option '([^']+)'/.exec(err.message)?.[1];
+  if (err.code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION" || !flag) return err.message;
+  if (/^--?token$/i.test(flag))
+    return `unknown option ${flag} (tokens come only from the environment: --token-env VAR)`;
+  const near = closest(flag.replace(/^--?/, ""), Object.keys(OPTIONS));
+  return `unknown option ${flag}${near.length ? `; did you mean ${near.map((n) => `--${n}`).join(" or ")}?` : ""}`;
 }
 
 const defaultFs = {
@@ -472,12 +527,7 @@ export function configJsonSchema(): object {
       case "count":
         return { type: "integer", minimum: 1 };
       case "duration":
-        return {
-          anyOf: [
-            { type: "number", exclusiveMinimum: 0 },
-            { type: "string", pattern: "^\\d+(\\.\\d+)?\\s*(ms|s|m|h)?$" },
-          ],
-        };
+        return { type: "string", pattern: DURATION.source };
       case "list":
         return { anyOf: [{ type: "string" }, { type: "array", items: { type: "string" } }] };
       case "choice":
@@ -490,14 +540,15 @@ export function configJsonSchema(): object {
     Object.entries(OPTIONS as Record<string, Spec>)
       .filter(([, s]) => !s.cliOnly)
       .map(([name, spec]) => {
-        const unit =
-          spec.kind === "duration" ? ` (a plain number is in ${spec.unit === "s" ? "seconds" : "milliseconds"})` : "";
+        const unit = spec.kind === "duration" ? " (with a unit: 500ms, 2s, 1.5m, 1h)" : "";
         return [
           name,
           {
             ...type(spec),
             description: spec.description + unit,
-            ...(spec.default !== undefined ? { default: spec.default } : {}),
+            ...(spec.default !== undefined
+              ? { default: spec.kind === "duration" ? formatDuration(spec.default as number) : spec.default }
+              : {}),
           },
         ];
       }),
@@ -515,7 +566,10 @@ export function configJsonSchema(): object {
 export function usage(): string {
   const lines = [
     "Usage: aicontrol-conformance [options]            (default target: the built-in reference bridge)",
-    "       aicontrol-conformance --merge a.json b.json ...",
+    '       aicontrol-conformance --endpoint HOST:PORT | --spawn "CMD ..." [options]',
+    '       aicontrol-conformance client --exec "CMD {host} {port} {timeout} ..." [options]',
+    "       aicontrol-conformance --merge shard1.json ... shardN.json [--json FILE]",
+    "       aicontrol-conformance --compare OLD.json NEW.json",
   ];
   let group = "";
   for (const [name, spec] of Object.entries(OPTIONS as Record<string, Spec>)) {
@@ -526,30 +580,34 @@ export function usage(): string {
     const flag = `${spec.short ? `-${spec.short}, ` : ""}--${name}${spec.arg ? ` ${spec.arg}` : spec.kind === "duration" ? " TIME" : spec.kind === "choice" ? ` ${spec.choices?.join("|")}` : ""}`;
     const dflt =
       spec.default !== undefined && spec.kind !== "choice"
-        ? ` (default ${spec.kind === "duration" ? `${spec.default}${spec.unit}` : spec.default})`
+        ? ` (default ${spec.kind === "duration" ? formatDuration(spec.default as number) : spec.default})`
         : spec.kind === "choice"
           ? ` (default ${spec.default})`
           : "";
     lines.push(`  ${flag.padEnd(28)} ${spec.description}${dflt}`);
   }
-  lines.push(
-    "",
-    "Exit: 0 no rule failed · 1 a rule failed or could not be judged · 2 bad usage · 3 target unreachable",
-  );
+  lines.push("", "Durations take a unit: 500ms, 2s, 1.5m, 1h.", "", "Exit codes:");
+  for (const [code, meaning] of EXIT_CODES) lines.push(`  ${String(code).padEnd(4)} ${meaning}`);
   return lines.join("\n");
 }
 
 export function suggest(word: string, candidates: readonly string[]): string {
+  const near = closest(word, candidates);
+  return near.length ? ` (did you mean ${near.join(", ")}?)` : "";
+}
+
+/** Up to three candidates nearest a mistyped word, nearest first. */
+function closest(word: string, candidates: readonly string[]): string[] {
   const stem = word
     .replace(/^ai-control-protocol\./, "")
     .replace(/\*/g, "")
     .toLowerCase();
-  const scored = candidates
+  return candidates
     .map((c) => ({ c, d: c.toLowerCase().includes(stem) && stem.length > 2 ? 0 : distance(stem, c.toLowerCase()) }))
     .filter((x) => x.d <= Math.max(2, Math.floor(stem.length / 3)))
     .sort((a, b) => a.d - b.d)
-    .slice(0, 3);
-  return scored.length ? ` (did you mean ${scored.map((x) => x.c).join(", ")}?)` : "";
+    .slice(0, 3)
+    .map((x) => x.c);
 }
 
 function distance(a: string, b: string): number {

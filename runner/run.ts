@@ -54,6 +54,8 @@ export interface RunOptions {
   durationMs?: number;
   /** Stop after this many failing checks (--bail, --max-failures): the rest are skipped. */
   maxFailures?: number;
+  /** The flag that set maxFailures (--bail, --max-failures N), named when the run stops there. */
+  stopFlag?: string;
   /**
    * Checks that share no bridge state run this many at a time (1: one after another). A
    * failure found beside others is judged again alone.
@@ -156,7 +158,7 @@ export async function run(options: RunOptions): Promise<Report> {
       if (options.signal?.aborted) stop = { problem: "not run: the run was interrupted", interrupted: true };
       if (!stop && options.maxFailures && failures >= options.maxFailures) {
         stop = {
-          problem: `not run: the run stopped after ${failures} failing check(s) (--max-failures)`,
+          problem: `not run: stopped after ${failures === 1 ? "the first failure" : `${failures} failures`} (${options.stopFlag ?? "--max-failures"})`,
           interrupted: true,
         };
       }
@@ -275,6 +277,7 @@ export async function run(options: RunOptions): Promise<Report> {
     target: { kind: "bridge", ...options.targetInfo },
     seed: options.seed,
     runs: options.runs,
+    ...(options.shard ? { shard: options.shard } : {}),
     startedAt: new Date(started).toISOString(),
     ...(options.signal?.aborted ? { interrupted: true as const } : {}),
     durationMs: Date.now() - started,
@@ -300,8 +303,9 @@ function skipReason(id: RuleId, o: RunOptions, runnable: readonly Check[]): stri
   const rule = o.contract.rule(id);
   if (rule.observed === "wire" && !runnable.some((c) => c.rules.includes(id))) return UNCOVERED;
   if (!o.selected(id)) return NOT_SELECTED;
+  if (o.onlyChecks)
+    return o.caseMode === "replay" ? "not part of this replay" : "not covered by the chosen checks (--check)";
   if (rule.observed !== "wire") return rule.reason ?? `observed ${rule.observed}`;
-  if (o.onlyChecks) return "not part of this replay";
   if (o.shard) return `${SHARD_REASON} (--shard ${o.shard.index}/${o.shard.count})`;
   return "not run";
 }

@@ -1,11 +1,12 @@
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { mutants } from "../bridges/mutants/index.js";
 import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { contract } from "../protocol/contract.js";
+import { EXIT_CODES, OPTIONS, REPRODUCER_EXIT, usage } from "../runner/options.js";
 import { cli, readReport, TEST_TOKEN } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-cli-"));
@@ -34,7 +35,7 @@ describe("CLI usage errors exit 2 with a clear message", () => {
     [["--skip", "method.pong"], /matches no rule \(did you mean method.ping/],
     [["--profile", "fast"], /--profile must be one of quick, standard, thorough/],
     [["--runs", "0"], /--runs must be a positive whole number/],
-    [["--token", "abc"], /Unknown option '--token'.*tokens come only from the environment/],
+    [["--token", "abc"], /unknown option --token \(tokens come only from the environment/],
     [["--token-env", "abc def"], /--token-env takes the name of an environment variable/],
     [["--endpoint", "127.0.0.1:1", "--spawn", "x"], /either --endpoint or --spawn/],
     [["--check", "no.such/check"], /no check named no.such\/check/],
@@ -77,6 +78,13 @@ describe("CLI against a target", () => {
     const r = await cli(["--endpoint", "127.0.0.1:1", "--json", json]);
     expect(r.code).toBe(3);
     expect(r.err).toMatch(/target unreachable: cannot connect to 127.0.0.1:1/);
+    // The cause first, then the count: no table of `error` rows (it is in the report, and under -v).
+    const lines = r.out.trim().split("\n");
+    expect(lines[0]).toMatch(/^No check could be judged: target unreachable: cannot connect to 127.0.0.1:1/);
+    expect(lines.length + r.err.trim().split("\n").length).toBeLessThanOrEqual(10);
+    expect(r.out).not.toMatch(/ERROR {2}ai-control-protocol/);
+    const verbose = await cli(["--endpoint", "127.0.0.1:1", "-v"]);
+    expect(verbose.out).toMatch(/ERROR ai-control-protocol.method.ping/);
     const report = readReport(json);
     expect(report.rules).toHaveLength(contract.rules.length);
     expect(report.rules.find((x) => x.id.endsWith("method.ping"))!.verdict).toBe("error");
@@ -165,8 +173,11 @@ describe("CLI against a target", () => {
     const endpoint = await listening(new ReferenceBridge({ token: TEST_TOKEN }));
     const r = await cli(["--endpoint", endpoint, "--profile", "quick"]);
     expect(r.code).toBe(3);
-    // Said once, as the root cause, not once per check.
+    // Said once, as the root cause, not once per check: first, in a few lines.
     expect(r.out.match(/requires a token .* --token-env/g)).toHaveLength(1);
+    const lines = r.out.trim().split("\n");
+    expect(lines[0]).toMatch(/requires a token .* --token-env/);
+    expect(lines.length).toBeLessThanOrEqual(10);
   });
 
   it("never prints the token, even when the bridge echoes it back", async () => {
@@ -295,7 +306,7 @@ describe("CLI --spawn", () => {
     const json = join(dir, "drain.json");
     const env = { ...process.env, FONLINE_AI_TOKEN: TEST_TOKEN };
     const r = await cli(
-      ["--spawn", spawn, "--rules", "command.y", "--seed", "9", "--timeout", "500", "--json", json],
+      ["--spawn", spawn, "--rules", "command.y", "--seed", "9", "--timeout", "500ms", "--json", json],
       env,
     );
     expect(r.code).toBe(1);
@@ -306,7 +317,18 @@ describe("CLI --spawn", () => {
     expect(Object.keys(minimal)).toHaveLength(2);
     expect(check.replay).toContain(`--spawn '${spawn}'`);
     const replay = await cli(
-      ["--spawn", spawn, "--timeout", "500", "--check", check.id, "--seed", String(check.seed), "--path", check.path!],
+      [
+        "--spawn",
+        spawn,
+        "--timeout",
+        "500ms",
+        "--check",
+        check.id,
+        "--seed",
+        String(check.seed),
+        "--path",
+        check.path!,
+      ],
       env,
     );
     expect(replay.out).toContain(`STILL FAILING ${check.id}`);
@@ -361,8 +383,120 @@ describe("CLI --spawn", () => {
   });
 
   it("exits 3 when the bridge stays silent", async () => {
-    const r = await cli(["--spawn", `node -e "setInterval(() => {}, 1000)"`, "--start-timeout", "300"], {});
+    const r = await cli(["--spawn", `node -e "setInterval(() => {}, 1000)"`, "--start-timeout", "300ms"], {});
     expect(r.code).toBe(3);
     expect(r.err).toMatch(/printed no ready line .* within 300 ms/);
+  });
+});
+
+describe("CLI output to a reader that goes away", () => {
+  /** Processes whose command line holds `mark`: what a run left behind. */
+  const running = (mark: string) =>
+    readdirSync("/proc")
+      .filter((d) => /^\d+$/.test(d))
+      .filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(mark);
+        } catch {
+          return false;
+        }
+      });
+
+  it.skipIf(process.platform !== "linux")(
+    "ends quietly with the run's exit code and stops the bridge it started (… | head -2)",
+    async () => {
+      const mark = `AICC_EPIPE_${process.pid}`;
+      const json = join(dir, "epipe.json");
+      const args = ["--spawn", `node dist/bridges/reference/cli.js --token-env ${mark}`, "--profile", "quick"];
+      const child = spawn(process.execPath, ["dist/bin.js", ...args, "--rules", "wire.*,method.*", "--json", json], {
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let err = "";
+      child.stderr.on("data", (d: Buffer) => {
+        err += d.toString();
+      });
+      // The reader takes the first lines and closes its end, as `head -2` does.
+      child.stdout.once("data", () => child.stdout.destroy());
+      const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+      expect(err).not.toMatch(/EPIPE|internal error|\n\s+at /);
+      expect(code).toBe(0);
+      expect(readReport(json).summary.fail).toBe(0);
+      expect(running(mark)).toEqual([]);
+    },
+  );
+});
+
+describe("CLI help and docs for installed users", () => {
+  const readme = readFileSync("README.md", "utf8");
+
+  it("--help names every way to run it and every exit code, 130 included", async () => {
+    const r = await cli(["--help"]);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^ {7}aicontrol-conformance client --exec /m);
+    expect(r.out).toMatch(/^ {7}aicontrol-conformance --merge /m);
+    for (const [code, meaning] of EXIT_CODES) expect(r.out).toContain(`  ${String(code).padEnd(4)} ${meaning}`);
+    expect(r.out).toMatch(/^ {2}130 +interrupted/m);
+    expect(r.out).toMatch(/--compare .*exits 1 when a rule got worse/);
+  });
+
+  it("the README, --help and the config schema come from one option table", () => {
+    const help = usage();
+    for (const [name, spec] of Object.entries(OPTIONS)) {
+      expect(help, name).toContain(`--${name}`);
+      if (["exec", "client-timeout", "path", "replay-path", "help", "version", "report", "force"].includes(name))
+        continue;
+      if (!("cliOnly" in spec) || name === "config") expect(readme, name).toContain(`--${name}`);
+    }
+    for (const [code, meaning] of EXIT_CODES) expect(readme).toContain(`- \`${code}\` ${meaning}`);
+    // A reproducer's exit codes: the same in --help and in the README.
+    const exportHelp = help.split("\n").find((l) => l.includes("--export DIR"))!;
+    const section = readme.slice(readme.indexOf("`--export DIR` writes"));
+    const inReadme = [...section.slice(0, section.indexOf("\n\n")).matchAll(/`(\d)` when/g)].map((m) => Number(m[1]));
+    expect(inReadme.sort()).toEqual(REPRODUCER_EXIT.map(([code]) => code));
+    for (const [code] of REPRODUCER_EXIT) expect(exportHelp).toContain(`${code}: `);
+  });
+
+  it("the README's first block runs from a clone and from the installed package", () => {
+    const head = readme.slice(0, readme.indexOf("## Point it at your bridge"));
+    for (const command of [
+      "npm ci && npm start",
+      "npm test",
+      "npm install --save-dev aicontrol-conformance",
+      'npx aicontrol-conformance --spawn "python3 my_bridge.py --port 0"',
+    ])
+      expect(head).toContain(command);
+  });
+
+  it("ships every file the README points installed users at", () => {
+    const packed = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json"], { encoding: "utf8" })) as {
+      files: { path: string }[];
+    }[];
+    const files = packed[0]!.files.map((f) => f.path);
+    const pointed = [...readme.matchAll(/node_modules\/aicontrol-conformance\/(\S+?\.(?:py|json))/g)].map((m) => m[1]!);
+    expect(pointed).toContain("bench/client.py");
+    for (const file of pointed) expect(files, file).toContain(file);
+  });
+});
+
+describe("CLI tables", () => {
+  it("print no group header without a rule under it: a --check run and a client run", async () => {
+    const checked = await cli(["--check", "method.ping/ok", "--profile", "quick"]);
+    expect(checked.code).toBe(0);
+    expect(checked.out).toMatch(/^method\n {2}PASS {2}ai-control-protocol.method.ping/m);
+    expect(checked.out).not.toMatch(/^(security|integration|validation|wire)$/m);
+    const client = await cli([
+      "client",
+      "--exec",
+      "node dist/bridges/clients/reference.js --host {host} --port {port} --timeout {timeout} ping",
+      "--rules",
+      "wire.ndjson,integration.*",
+      "--profile",
+      "quick",
+    ]);
+    expect(client.code, client.err).toBe(0);
+    expect(client.out).toMatch(/^wire$/m);
+    expect(client.out).not.toMatch(/^integration$/m);
+    expect(client.out).not.toContain("a bridge's duty");
+    expect(client.out).toMatch(/^ {2}\d+ rule\(s\) binding only bridges, not judged in client mode/m);
   });
 });

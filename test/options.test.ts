@@ -55,9 +55,89 @@ describe("a config file is validated, not coerced", () => {
     }
   });
 
+  it("names the file it found, and the run lists the report files it wrote", async () => {
+    const cwd = process.cwd();
+    const here = mkdtempSync(join(tmpdir(), "aicc-cwd-"));
+    writeFileSync(join(here, "aicontrol-conformance.config.yaml"), "profile: quick\nrules: [method.ping]\n");
+    process.chdir(here);
+    try {
+      const r = await cli(["--json", "out.json", "--markdown", "out.md"]);
+      expect(r.code, r.err).toBe(0);
+      expect(r.err).toContain("options from aicontrol-conformance.config.yaml (found in the working directory)");
+      expect(r.out.trimEnd().split("\n").at(-1)).toBe("reports written: out.json (json), out.md (markdown)");
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
   it("has a JSON Schema for editors, shipped and up to date", () => {
     const shipped = JSON.parse(readFileSync("aicontrol-conformance.config.schema.json", "utf8"));
     expect(shipped).toEqual(configJsonSchema());
+  });
+});
+
+describe("a duration without a unit", () => {
+  it.each([
+    ["--timeout", "2"],
+    ["--wait-for-endpoint", "30"],
+    ["--start-timeout", "5"],
+    ["--duration", "10"],
+    ["--client-timeout", "1.5"],
+  ])("%s %s exits 2 asking for the unit", async (flag, value) => {
+    const r = await cli([flag, value, "--endpoint", "127.0.0.1:1"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`${flag} ${value}: add a unit: ${value}s or ${value}ms`);
+  });
+
+  it("in a config file exits 2 naming the key and its line; with a unit it is read", async () => {
+    const r = await cli(["--config", config("bare.yaml", "profile: quick\ntimeout: 2\n")]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/bare.yaml:2: timeout 2: add a unit: 2s or 2ms/);
+    const json = join(dir, "unit.json");
+    const ok = await cli(["--config", config("unit.yaml", `timeout: 1.5s\nrules: method.ping\njson: ${json}\n`)]);
+    expect(ok.code, ok.err).toBe(0);
+    expect(readReport(json).rules.find((x) => x.id.endsWith("method.ping"))!.verdict).toBe("pass");
+    // The editor's schema agrees: a duration is text with a unit.
+    const timeout = (configJsonSchema() as { properties: Record<string, { pattern: string }> }).properties.timeout!;
+    expect(new RegExp(timeout.pattern).test("2")).toBe(false);
+    expect(new RegExp(timeout.pattern).test("2s")).toBe(true);
+  });
+});
+
+describe("a mistyped flag", () => {
+  it.each([
+    ["--endpont", "--endpoint"],
+    ["--profle", "--profile"],
+    ["--jsn", "--json"],
+  ])("%s: says which option it means", async (typo, meant) => {
+    const r = await cli([typo, "x"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`unknown option ${typo}; did you mean ${meant}?`);
+    expect(r.err).not.toMatch(/positional/);
+  });
+});
+
+describe("output folders", () => {
+  it.each([
+    ["--export", "/proc/repro"],
+    ["--save-failures", "/proc/sf"],
+    ["--export", "/dev/null"],
+  ])("%s %s exits 2 naming the flag before connecting", async (flag, folder) => {
+    dialled.length = 0;
+    const started = Date.now();
+    const r = await cli(["--endpoint", "127.0.0.1:1", flag, folder]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(new RegExp(`^aicontrol-conformance: ${flag} ${folder}: `));
+    expect(r.err).not.toMatch(/internal error|\n\s+at /);
+    expect(dialled).not.toContain("127.0.0.1");
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it("a folder that can be made is left for the run to make", async () => {
+    const folder = join(dir, "later", "repro");
+    const r = await cli(["--profile", "quick", "--rules", "method.ping", "--export", folder]);
+    expect(r.code).toBe(0);
+    expect(existsSync(join(dir, "later"))).toBe(false);
   });
 });
 
@@ -125,6 +205,24 @@ describe("selection habits", () => {
     expect((await cli(["--list", "--rules", "wire.{nope,nada}"])).code).toBe(2);
   });
 
+  it("--list honours --check: an unknown check exits 2, a known one lists only its rules", async () => {
+    const r = await cli(["--list", "--check", "nope/nope"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/no check named nope\/nope/);
+    const one = await cli(["--list", "--check", "method.ping/ok"]);
+    expect(one.code).toBe(0);
+    expect(one.out.match(/^ai-control-protocol\.\S+/gm)).toEqual(["ai-control-protocol.method.ping"]);
+  });
+
+  it("a check ID given to --rules points to --check", async () => {
+    const r = await cli(["--rules", "method.auth/near-miss"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/--rules method.auth\/near-miss matches no rule; .*--check method.auth\/near-miss/);
+    expect((await cli(["--skip", "method.auth/nera-miss"])).err).toMatch(
+      /a check ID goes to --check \(did you mean method.auth\/near-miss/,
+    );
+  });
+
   it("--list honours --rules, and --list --json - prints JSON", async () => {
     const r = await cli(["--list", "--rules", "wire.*", "--json", "-"]);
     expect(r.code).toBe(0);
@@ -146,10 +244,16 @@ describe("selection habits", () => {
       const checks = readReport(json).rules.flatMap((x) => x.checks);
       const failed = new Set(checks.filter((c) => c.verdict === "fail").map((c) => c.id));
       expect(failed.size).toBe(1);
-      const stopped = checks.filter((c) => /stopped after 1 failing check/.test(c.message));
+      const stopped = checks.filter((c) => /stopped after the first failure \(--bail\)/.test(c.message));
       expect(stopped.length).toBeGreaterThan(0);
       expect(stopped.every((c) => c.verdict === "skip")).toBe(true);
       expect(stopped.some((c) => c.id.startsWith("command."))).toBe(true);
+      // Said once, naming --bail, with how many checks it left: not a line per check.
+      const notRun = new Set(stopped.map((c) => c.id)).size;
+      expect(r.out.match(/^.*not run.*$/gm)).toEqual([
+        `stopped after the first failure (--bail); ${notRun} checks not run`,
+      ]);
+      expect(r.out).not.toMatch(/max-failures/);
     } finally {
       await bridge.close();
     }
@@ -199,11 +303,47 @@ describe("--wait-for-endpoint", () => {
 });
 
 describe("--merge", () => {
+  const shardRun = async (shard: string, file: string, seed = "4") => {
+    const args = ["--profile", "quick", "--rules", "method.ping,method.status", "--seed", seed];
+    expect((await cli([...args, "--shard", shard, "--json", file])).code).toBe(0);
+    return file;
+  };
+
+  it("takes exactly one report per shard of one split and one seed; --force does not make up for a shard", async () => {
+    const [s1, s2, s1b, other] = await Promise.all([
+      shardRun("1/2", join(dir, "s1.json")),
+      shardRun("2/2", join(dir, "s2.json")),
+      shardRun("1/3", join(dir, "s1of3.json")),
+      shardRun("2/2", join(dir, "s2seed.json"), "5"),
+    ]);
+    // Each report says which shard it holds, and of which seed.
+    expect(readReport(s1)).toMatchObject({ shard: { index: 1, count: 2 }, seed: 4 });
+    const whole = join(dir, "whole.json");
+    expect((await cli(["--profile", "quick", "--rules", "method.ping", "--seed", "4", "--json", whole])).code).toBe(0);
+    expect(readReport(whole).shard).toBeUndefined();
+
+    for (const [files, message] of [
+      [[s1], /shard 2\/2 is missing/],
+      [[s1, s1], /s1.json \(shard 1\/2\) and .*s1.json \(shard 1\/2\) are the same shard/],
+      [[s1, s1b], /not shards of one split/],
+      [[s1, whole], /whole.json \(a whole run\) and .*s1.json \(shard 1\/2\) are not shards of one split/],
+      [[s1, other], /s2seed.json ran with seed 5, .*s1.json with seed 4/],
+    ] as const) {
+      const r = await cli(["--merge", ...files, "--force"]);
+      expect(r.code, r.err).toBe(2);
+      expect(r.err).toMatch(message);
+    }
+    const merged = join(dir, "merged-shards.json");
+    const ok = await cli(["--merge", s2, s1, "--json", merged]);
+    expect(ok.code, ok.err).toBe(0);
+    expect(readReport(merged).shard).toBeUndefined();
+    expect((await cli(["--merge", whole])).code).toBe(0);
+  });
+
   it("refuses reports of different targets or contracts unless --force, and names a broken file", async () => {
-    const a = join(dir, "a.json");
+    const a = await shardRun("1/2", join(dir, "a.json"));
     const b = join(dir, "b.json");
-    expect((await cli(["--profile", "quick", "--rules", "method.ping", "--json", a])).code).toBe(0);
-    const other = JSON.parse(readFileSync(a, "utf8"));
+    const other = JSON.parse(readFileSync(await shardRun("2/2", b), "utf8"));
     other.contract.sha256 = "0".repeat(64);
     writeFileSync(b, JSON.stringify(other));
     const mixed = await cli(["--merge", a, b]);

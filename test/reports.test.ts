@@ -16,6 +16,7 @@ import { renderJunit } from "../reports/junit.js";
 import { renderMarkdown } from "../reports/markdown.js";
 import { cleanMessage } from "../reports/output.js";
 import type { CheckReport, Report, RuleReport, Verdict } from "../reports/types.js";
+import { allChecks } from "../suites/index.js";
 import { cli, readReport, runSuite, TEST_TOKEN } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-reports-"));
@@ -224,6 +225,13 @@ describe("CI gate features", () => {
     ]);
     expect(ok.out).toMatch(/1 known failure accepted, 0 new, 0 stale/);
     expect(ok.code).toBe(0);
+    // A run that passes with its known failures reads as one: KNOWN with the baseline's reason,
+    // counted apart, and no "Failed rules".
+    expect(ok.out).toMatch(
+      /^ {2}KNOWN ai-control-protocol.wire.utf8 +known failure \(baseline\): lenient decoder, being replaced$/m,
+    );
+    expect(ok.out).not.toMatch(/FAIL|Failed rules/);
+    expect(ok.out).toMatch(/rules: 1 pass, 0 fail, 1 known, 0 warn, 0 error, \d+ skip/);
 
     writeFileSync(base, "known-failures:\n  - rule: method.ping\n    reason: it used to fail\n");
     const stale = await run([
@@ -682,6 +690,113 @@ describe("console", () => {
   it("says why nothing could be judged once", () => {
     const out = capture({}, fixture({ blocked: "the bridge refused the token" }));
     expect(out.match(/the bridge refused the token/g)).toHaveLength(1);
+  });
+});
+
+describe("known failures (--baseline)", () => {
+  const baselined = () =>
+    fixture({
+      baseline: {
+        file: "baseline.yaml",
+        known: [
+          {
+            id: "wire.utf8/malformed",
+            reason: "decoder rewrite pending",
+            rules: [`${P}.wire.utf8`, `${P}.error.parse`],
+          },
+        ],
+        stale: [],
+      },
+    });
+
+  it("are KNOWN in the console with the baseline's reason, counted apart", () => {
+    let out = "";
+    consoleReporter({ tty: false, env: {}, write: (t) => void (out += t) }).onRunEnd!(baselined());
+    expect(out).toMatch(
+      new RegExp(`^ {2}KNOWN ${P}.wire.utf8 +known failure \\(baseline\\): decoder rewrite pending$`, "m"),
+    );
+    expect(out).toMatch(/8 rules: 1 pass, 1 fail, 2 known, 1 warn, 1 error, 2 skip/);
+    const failed = out.slice(out.indexOf("Failed rules"));
+    expect(failed).toMatch(/^Failed rules \(2\):/);
+    expect(failed).not.toContain(`${P}.wire.utf8`);
+  });
+
+  it("are counted apart in Markdown and skipped with the reason in JUnit", () => {
+    const md = renderMarkdown(baselined());
+    expect(md).toMatch(/❌ 1 failing \(2 known\)/);
+    expect(md).toContain("known failure (baseline): decoder rewrite pending");
+    const xml = renderJunit(baselined());
+    expect(xml).toContain('failures="1"');
+    expect(xml).toMatch(/<skipped message="known failure \(baseline\): decoder rewrite pending"\/>/);
+  });
+});
+
+describe("long reasons", () => {
+  const long = `the bridge answered ${"with a very long explanation ".repeat(12)}and then stopped`;
+  const report = () =>
+    fixture({
+      rules: [
+        ruleOf("wire.utf8", "fail", [{ ...shared, message: long }]),
+        ruleOf("security.plaintext", "skip", [], `observed none: ${long}`),
+      ],
+    });
+  const print = (options: ConsoleOptions) => {
+    let out = "";
+    const reporter = consoleReporter({ env: {}, ...options, write: (t) => void (out += t) });
+    reporter.onCheckEnd!({ id: shared.id, rules: [], description: "" }, { ...shared, message: long });
+    reporter.onRunEnd!(report());
+    return stripVTControlCharacters(out);
+  };
+
+  it("are never cut in a pipe, a file or under -v", () => {
+    for (const out of [print({ tty: false }), print({ tty: true, verbose: true, columns: 60 })]) {
+      expect(out).not.toContain("…");
+      expect(out.match(new RegExp(long, "g"))!.length).toBeGreaterThanOrEqual(3);
+    }
+    expect(renderMarkdown(report())).toContain(`observed none: ${long}`);
+    expect(renderMarkdown(report())).not.toContain("…");
+    expect(renderHtml(report())).toContain(long);
+  });
+
+  it("wrap to a terminal's width, whole", () => {
+    const out = print({ tty: true, live: false, columns: 60 });
+    expect(out).not.toContain("…");
+    const wrapped = out.split("\n").filter((l) => l.includes("very long explanation"));
+    expect(wrapped.length).toBeGreaterThan(6);
+    for (const line of wrapped) expect(line.length, line).toBeLessThanOrEqual(60);
+    expect(out.replace(/\n */g, " ")).toContain(long);
+  });
+});
+
+describe("a check's finding on a rule outside the selection", () => {
+  it("gives that rule no verdict and is a note under the selected rule it ran for", async () => {
+    const check = {
+      id: "error.parse/probe",
+      rules: ["error.parse"] as const,
+      description: "a check of error.parse that runs into a broken line",
+      run: async () => ({
+        verdict: "fail" as const,
+        message: "The response line is not JSON.",
+        rules: ["wire.ndjson" as const],
+      }),
+    };
+    // The catalogue's checks of the rules not selected (so no rule is uncovered), which do not run; and the probe.
+    const selection = ["error.parse", "wire.line-limit"];
+    const others = allChecks.filter((c) => !c.rules.some((r) => selection.includes(r)));
+    const report = await runSuite(undefined, { rules: selection, checks: [...others, check] });
+    const ndjson = report.rules.find((r) => r.id === `${P}.wire.ndjson`)!;
+    expect(ndjson).toMatchObject({ verdict: "skip", reason: "not selected (--rules / --skip)", checks: [] });
+    // The selected rule was not judged, and nothing else fails the run for it: inconclusive.
+    const parse = report.rules.find((r) => r.id === `${P}.error.parse`)!;
+    expect(parse.verdict).toBe("error");
+    expect(parse.checks[0]!.message).toMatch(/^inconclusive: the check stopped at a fail on wire.ndjson/);
+    expect(parse.notes).toEqual([
+      "error.parse/probe found a fail on wire.ndjson (not selected): The response line is not JSON.",
+    ]);
+    let out = "";
+    consoleReporter({ tty: false, env: {}, write: (t) => void (out += t) }).onRunEnd!(report);
+    expect(out).toMatch(/^ +note: error.parse\/probe found a fail on wire.ndjson \(not selected\)/m);
+    expect(out).not.toMatch(/FAIL/);
   });
 });
 

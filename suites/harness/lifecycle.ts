@@ -82,9 +82,12 @@ export async function makeEvents(ctx: CheckContext, count: number): Promise<numb
   const conn = await ctx.session();
   const status = resultOf(await ctx.call(conn, rpc("status", {}, "make-status")));
   const maxEvents = status?.maxEvents;
-  // Every command this makes completes before the next batch: a queue empty at the start, full
-  // later, holds none of them.
-  const emptyAtStart = status?.queuedCommands === 0;
+  // A queue that had room at the start and is full once every command made here has completed
+  // holds none of them: its slots are not freed.
+  const roomAtStart =
+    typeof status?.queuedCommands === "number" &&
+    typeof status?.maxQueuedCommands === "number" &&
+    status.queuedCommands < status.maxQueuedCommands;
   const batch =
     Number.isSafeInteger(maxEvents) && (maxEvents as number) > 0 ? Math.min(count, maxEvents as number) : count;
   const before = await latestSeq(ctx, conn);
@@ -99,7 +102,7 @@ export async function makeEvents(ctx: CheckContext, count: number): Promise<numb
       if (!Number.isSafeInteger(seq)) {
         // Were the commands it holds ours, and have they all completed? Then its slots are not freed.
         const done = accepted.size ? await collectCompletions(ctx, conn, cursor, accepted) : undefined;
-        const noneOutstanding = emptyAtStart && [...accepted].every((s) => done?.has(s));
+        const noneOutstanding = roomAtStart && [...accepted].every((s) => done?.has(s));
         return await unaccepted(ctx, conn, reply, latest, noneOutstanding);
       }
       accepted.add(seq as number);
@@ -129,7 +132,7 @@ async function unaccepted(
   conn: Connection,
   reply: Reply,
   latestBefore: number,
-  /** The queue was empty when this began, and every command accepted since has completed. */
+  /** The queue had room when this began, and every command accepted since has completed. */
   noneOutstanding = false,
 ): Promise<Finding> {
   const queueFull = ctx.contract.codes["error.queue-full"];
@@ -139,7 +142,7 @@ async function unaccepted(
   const moved = (await latestSeq(ctx, conn)) > latestBefore;
   if (code === queueFull && full && noneOutstanding)
     return fail(
-      `The command queue is full (queuedCommands ${queued} of ${max}) although it was empty before and every command accepted since has completed: its slots are not freed.`,
+      `The command queue is full (queuedCommands ${queued} of ${max}) although it had room before and every command accepted since has completed: its slots are not freed.`,
       "a queue whose commands completed has room again",
       describeReply(reply),
       ["error.queue-full"],

@@ -1,0 +1,44 @@
+// What a user named on the command line, checked against what exists: check IDs given to
+// --check (and to --rules by mistake), with the name they probably meant.
+import picomatch from "picomatch";
+import type { RuleId } from "../protocol/contract.js";
+import type { Check } from "../suites/harness/check.js";
+import { allChecks } from "../suites/index.js";
+import { suggest, UsageError } from "./options.js";
+
+/** The checks named by --check, or a UsageError naming the first that does not exist. */
+export function namedChecks(ids: readonly string[], checks: readonly Check[] = allChecks): Check[] {
+  const unknown = ids.filter((id) => !checks.some((c) => c.id === id));
+  if (unknown.length) {
+    throw new UsageError(
+      `no check named ${unknown.join(", ")}${suggest(
+        unknown[0]!,
+        checks.map((c) => c.id),
+      )}; --list shows them all`,
+    );
+  }
+  return checks.filter((c) => ids.includes(c.id));
+}
+
+/** For a --rules/--skip glob that matches no rule: where it names checks, say to use --check. */
+export function checkHint(glob: string, checks: readonly Check[] = allChecks): string {
+  if (!glob.includes("/")) return "";
+  const test = picomatch(glob.replace(/^!/, ""), { dot: true });
+  const matching = checks.filter((c) => test(c.id)).map((c) => c.id);
+  if (matching.length)
+    return `; ${glob} names ${matching.length === 1 ? "a check" : "checks"}: select ${matching.length === 1 ? "it" : "one"} with --check ${matching[0]}`;
+  return `; a check ID goes to --check${suggest(
+    glob,
+    checks.map((c) => c.id),
+  )}`;
+}
+
+/** What --list shows: with --check, only those checks and the selected rules they cover. */
+export function listSelection(
+  ids: readonly string[] | undefined,
+  selected: (rule: RuleId) => boolean,
+): { checks: readonly Check[]; rules: (rule: RuleId) => boolean } {
+  if (!ids?.length) return { checks: allChecks, rules: selected };
+  const checks = namedChecks(ids);
+  return { checks, rules: (rule) => selected(rule) && checks.some((c) => c.rules.includes(rule)) };
+}
