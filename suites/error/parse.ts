@@ -22,6 +22,7 @@ import {
   resultOf,
   warn,
 } from "../harness/check.js";
+import { classesFirst } from "../harness/classes.js";
 import { judgedBy, rejectedOrClosedOracle } from "../harness/expect.js";
 
 /** One line of every kind, tried before the generated ones (so a single lenient kind, the BOM included, is seen). */
@@ -91,7 +92,7 @@ export const nonJson: Check = {
           fail(`Malformed JSON (${kind}) was not rejected with a parse error.`, parseError, describeReply(reply)),
         );
       },
-      { liveness: true, examples: NON_JSON_EXAMPLES },
+      { ...classesFirst(NON_JSON_EXAMPLES, ctx.runs - NON_JSON_EXAMPLES.length), liveness: true },
     ),
 };
 
