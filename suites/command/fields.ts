@@ -1,9 +1,12 @@
-import { type Command, command, ILL_TYPED, isWellTyped } from "../../generators/command.js";
+import { type Command, command, type FieldKind, ILL_TYPED, isWellTyped } from "../../generators/command.js";
 import { contract } from "../../protocol/contract.js";
 import { type Check, describeReply, errorCode, fail, pass, resultOf } from "../harness/check.js";
 import { classesFirst, cover } from "../harness/classes.js";
 import { collectCompletions, latestSeq } from "../harness/events.js";
 import { act, advertisedTypes, judgeCompletion } from "../harness/lifecycle.js";
+
+/** Well-typed values a handler may still trip on: an identifier is any string, the empty one included, or integer. */
+const EDGES: Partial<Record<FieldKind, unknown[]>> = { identifier: ["", 0, -1] };
 
 /** One check per optional field, so each field's rule gets a verdict of its own. */
 export const fieldChecks: Check[] = contract.commandFields.map(({ field, rule, kind }) => ({
@@ -18,9 +21,12 @@ export const fieldChecks: Check[] = contract.commandFields.map(({ field, rule, k
     const types = await advertisedTypes(ctx, await ctx.session());
     // Every advertised type with every ill-typed value first (each class of both at least once where the product is
     // large), whatever the run count: a handler that chokes on one is found for sure. Random commands follow.
-    const classes = cover(types.length ? types : ["conformance.probe"], ILL_TYPED[kind]).map(
-      ([type, value]) => ({ type, [field]: value }) as Command,
-    );
+    const pool = types.length ? types : ["conformance.probe"];
+    const classes = [
+      ...cover(pool, ILL_TYPED[kind]).map(([type, value]) => ({ type, [field]: value }) as Command),
+      // Well-typed values at the edge of what a project may take: accepted, they complete like any other.
+      ...(EDGES[kind] ?? []).map((value, i) => ({ type: pool[i % pool.length]!, [field]: value }) as Command),
+    ];
     return ctx.property(
       command({ types, illTyped: true, fields: [field], minFields: 1 }),
       async (cmd) => {
