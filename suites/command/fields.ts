@@ -13,7 +13,10 @@ export const fieldChecks: Check[] = contract.commandFields.map(({ field, rule, k
   id: `${rule}/typed`,
   rules: [rule, "integration.command-completion"],
   needs: ["completions"],
-  description: `Calls act with ${field} set to well- and ill-typed values (command types from observation.availableActions and at random), and follows each accepted command to its completion.`,
+  description:
+    `Calls act with ${field} set to each ill-typed value with each command type of observation.availableActions ` +
+    `(both in full, or each at least once where the product is large), then to well- and ill-typed values at ` +
+    "random, and follows each accepted command to its completion.",
   note:
     "an ill-typed value is rejected as invalid params, or accepted and completed; never accepted and then left " +
     "silent. An identifier is any string, the empty one included, or integer: rejecting one is the project's call",
