@@ -32,6 +32,33 @@ const drop = (key: string) => (r: Record<string, unknown>) => {
   return rest;
 };
 
+/**
+ * One request of every envelope defect, each with an id of another JSON type: the classes tried before generated ones.
+ * Ids come from `ids` in turn (default: a string, an integer, null, a fraction, a boolean).
+ */
+export function badEnvelopeExamples(ids: unknown[] = ["e", 7, null, 0.5, true]): BadEnvelope[] {
+  type Change = (request: Record<string, unknown>) => unknown;
+  const strict = (fault: string, change: Change) => ({ fault, lenient: false, change });
+  const rootName = (v: unknown) => (Array.isArray(v) ? "an array" : v === null ? "null" : typeof v);
+  // Cheapest first, that break the most bridges: a root or params that is no object (a handler reading members of
+  // it dies), then the method, then the version; the leniencies last.
+  const cases = [
+    ...[null, [], "x", 0, true].map((v) => strict(`root is ${rootName(v)}`, () => v)),
+    ...[null, [], "x", 0, true].map((v) => strict(`params ${JSON.stringify(v)}`, set("params", v))),
+    strict("method missing", drop("method")),
+    ...["", 0, null, true, [], { name: "ping" }].map((v) => strict(`method ${JSON.stringify(v)}`, set("method", v))),
+    strict("jsonrpc missing", drop("jsonrpc")),
+    ...[2, "2", "1.0", "2.0 ", null, "", ["2.0"]].map((v) => strict(`jsonrpc ${JSON.stringify(v)}`, set("jsonrpc", v))),
+    { fault: "params missing", lenient: true, change: drop("params") },
+    { fault: "id missing", lenient: true, change: drop("id") },
+  ];
+  return cases.map(({ fault, lenient, change }, i) => ({
+    fault,
+    lenient,
+    request: change({ jsonrpc: contract.jsonrpc, id: ids[i % ids.length], method: "ping", params: {} }),
+  }));
+}
+
 /** Valid JSON that breaks the request envelope in exactly one place; ids of every JSON type, so error replies show how they echo them. */
 export function badEnvelope(constraints: BadEnvelopeConstraints = {}): fc.Arbitrary<BadEnvelope> {
   const { leniencies = true } = constraints;

@@ -66,11 +66,19 @@ const faultBytes: Record<Utf8Fault, fc.Arbitrary<number[]>> = {
   ),
 };
 
-const ALL: Utf8Fault[] = ["overlong", "surrogate", "truncated", "invalid-lead", "lone-continuation", "above-max"];
+/** Every fault, in the order above. */
+export const UTF8_FAULTS: readonly Utf8Fault[] = [
+  "overlong",
+  "surrogate",
+  "truncated",
+  "invalid-lead",
+  "lone-continuation",
+  "above-max",
+];
 
 /** Lines (without LF) holding malformed UTF-8, raw or inside the strings of a valid request. */
 export function malformedUtf8(constraints: MalformedUtf8Constraints = {}): fc.Arbitrary<MalformedUtf8Line> {
-  const { faults = ALL, placements = ["raw", "in-string"] } = constraints;
+  const { faults = [...UTF8_FAULTS], placements = ["raw", "in-string"] } = constraints;
   return fc
     .tuple(
       fc.constantFrom(...faults).chain((fault) => faultBytes[fault].map((bad) => ({ fault, bad }))),

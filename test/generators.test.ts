@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { badEnvelope } from "../generators/badEnvelope.js";
+import { badEnvelope, badEnvelopeExamples } from "../generators/badEnvelope.js";
 import { COMMAND_FIELDS, command, type FieldKind, ILL_TYPED, isWellTyped } from "../generators/command.js";
 import { malformedUtf8, type Utf8Fault } from "../generators/malformedUtf8.js";
 import { type NonStandardKind, nonStandardJson } from "../generators/nonStandardJson.js";
@@ -173,6 +173,19 @@ describe("validRequest", () => {
 });
 
 describe("badEnvelope", () => {
+  it("its examples hold every defect once, each breaking the envelope in one place, the leniencies last", () => {
+    const examples = badEnvelopeExamples();
+    expect(new Set(examples.map((e) => e.fault)).size).toBe(examples.length);
+    for (const { request } of examples) {
+      expect(JSON.parse(JSON.stringify(request))).toStrictEqual(request);
+      expect(envelopeFaults(request)).toHaveLength(1);
+    }
+    const where = new Set(examples.map((e) => envelopeFaults(e.request)[0]));
+    expect(where).toEqual(new Set(["root", "params", "method", "jsonrpc", "id"]));
+    expect(examples.filter((e) => e.lenient).map((e) => e.fault)).toEqual(["params missing", "id missing"]);
+    expect(examples.slice(-2).every((e) => e.lenient)).toBe(true);
+  });
+
   it("the request is valid JSON: it round-trips through JSON.stringify/parse unchanged", () => {
     fc.assert(
       fc.property(badEnvelope(), ({ request }) => {

@@ -7,6 +7,7 @@ import { contract } from "../protocol/contract.js";
 import type { Report, Reporter } from "../reports/types.js";
 import { main } from "../runner/cli.js";
 import { ruleSelector } from "../runner/conformance.js";
+import { PROFILES, type Profile, TIME_BUDGET } from "../runner/options.js";
 import { type RunOptions, run } from "../runner/run.js";
 import { embeddedTarget } from "../runner/targets.js";
 import type { Check } from "../suites/harness/check.js";
@@ -53,6 +54,8 @@ export interface SuiteRun {
   caseMode?: RunOptions["caseMode"];
   freshSeed?: number;
   log?: (line: string) => void;
+  /** Run as a profile of the CLI does: its run count and its time budget for slow checks. */
+  profile?: Profile;
 }
 
 /** Runs the suite in-process against a bridge the test builds (restarted when a check kills it). */
@@ -81,10 +84,10 @@ export async function runSuite(
         targetInfo: { endpoint: target.endpoint, spawned: true, label: target.label },
         timeoutMs: o.timeoutMs ?? 1000,
         checkDeadlineMs: 30_000,
-        timeBudgetMs: 20_000,
-        runs: o.runs ?? 12,
+        timeBudgetMs: o.profile ? TIME_BUDGET[o.profile] : 20_000,
+        runs: o.runs ?? (o.profile ? PROFILES[o.profile] : 12),
         seed: o.seed ?? 42,
-        profile: "test",
+        profile: o.profile ?? "test",
         strict: o.strict ?? false,
         selected: ruleSelector(o.rules ?? [], [], contract),
         ...(o.first ? { first: new Set(o.first) } : {}),

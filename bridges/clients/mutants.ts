@@ -190,6 +190,18 @@ export const clientMutants: ClientMutant[] = [
     "warn",
   ),
   mutant(
+    "rejects-cr-before-lf",
+    "wire.ndjson/crlf-reply",
+    "wire.ndjson",
+    "takes a CR before the LF for a broken line and rejects the reply",
+    class extends ReferenceClient {
+      protected override decode(line: Buffer): string {
+        if (line.at(-1) === 0x0d) throw new Error("the reply line ends with a CR");
+        return super.decode(line);
+      }
+    },
+  ),
+  mutant(
     "reads-to-eof",
     "wire.ndjson/unterminated-reply",
     "wire.ndjson",

@@ -176,6 +176,20 @@ export const mutants: Mutant[] = [
     },
   ),
   mutant(
+    "closes-on-deep-nesting",
+    "error.parse/deep-nesting",
+    "error.parse",
+    "closes the connection without a reply on a line nested over 1000 levels deep, and keeps serving",
+    class extends ReferenceBridge {
+      protected override handleFrame(session: Session, line: Buffer, terminated: boolean): boolean {
+        if (nestingDepth(line) <= 1000) return super.handleFrame(session, line, terminated);
+        this.hangUp(session.socket);
+        return false;
+      }
+    },
+    "warn",
+  ),
+  mutant(
     "ignores-bom",
     "error.parse/non-json",
     "error.parse",

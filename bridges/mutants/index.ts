@@ -419,6 +419,28 @@ const basics: Mutant[] = [
     },
   ),
   mutant(
+    "move-loop-dies-on-string-x",
+    "command.x/typed",
+    "command.x",
+    'accepts move with any x, then its game loop dies on a string x such as {"type":"move","x":""} (move is ' +
+      "the second advertised type, x the first integer field)",
+    class extends ReferenceBridge {
+      protected override commandProblem(command: JsonObject): string | undefined {
+        if (command.type !== "move") return super.commandProblem(command);
+        const { x: _, ...rest } = command;
+        return super.commandProblem(rest);
+      }
+      protected override drainOne(): void {
+        const next = this.queue[0];
+        if (next?.command.type === "move" && typeof next.command.x === "string") {
+          clearInterval(this.drainTimer); // int(""): the loop dies with the command still queued
+          return;
+        }
+        super.drainOne();
+      }
+    },
+  ),
+  mutant(
     "reorders-pipelined",
     "wire.ndjson/pipelined",
     "wire.ndjson",
@@ -492,6 +514,19 @@ const basics: Mutant[] = [
       protected override dispatch(session: Session, request: Request): Json {
         if (!session.authorized && !["auth", "ping", "status", "observe", "events", "act"].includes(request.method))
           throw new RpcError(CODES.invalidRequest, "Invalid request");
+        return super.dispatch(session, request);
+      }
+    },
+  ),
+  mutant(
+    "unknown-method-before-auth-not-found",
+    "error.unauthorized/before-auth",
+    "error.unauthorized",
+    "answers an unknown method before auth with -32601, as if the method were looked up first",
+    class extends ReferenceBridge {
+      protected override dispatch(session: Session, request: Request): Json {
+        if (!session.authorized && !contract.methods.includes(request.method))
+          throw new RpcError(CODES.methodNotFound, "Method not found");
         return super.dispatch(session, request);
       }
     },

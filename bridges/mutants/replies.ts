@@ -9,18 +9,43 @@ const withCompletion = (change: (event: JsonObject) => JsonObject) =>
     }
   };
 
+/** Whether a parsed JSON value holds a number no double holds (read as Infinity). */
+const hasNonFinite = (value: unknown): boolean =>
+  typeof value === "number"
+    ? !Number.isFinite(value)
+    : typeof value === "object" && value !== null && Object.values(value).some(hasNonFinite);
+
 /** Mutants whose replies carry the right values in the wrong JSON form: a number through a double, a type changed. */
 export const mutants: Mutant[] = [
   mutant(
     "id-through-double",
     "wire.response-envelope/precise-id",
     "wire.response-envelope",
-    "reads the id into a double and writes that back: 12345678901234567890 comes back as 12345678901234567000",
+    "reads the id into a double and writes that back: 1e400 comes back as null (Infinity is no JSON value), " +
+      "12345678901234567890 as its nearest double 12345678901234567000",
     class extends ReferenceBridge {
       protected override idText(): string | undefined {
         return undefined;
       }
     },
+  ),
+  mutant(
+    "id-nearest-double",
+    "wire.response-envelope/precise-id",
+    "wire.response-envelope",
+    "echoes a numeric id as its nearest double (3.141592653589793 for 3.141592653589793238462643383279, as " +
+      "Python's json and JavaScript's JSON.parse read it), and refuses one no double holds (1e400) as a parse error",
+    class extends ReferenceBridge {
+      protected override idText(): string | undefined {
+        return undefined;
+      }
+      protected override parse(line: Buffer): unknown {
+        const parsed = super.parse(line) as { id?: unknown } | null;
+        if (hasNonFinite(parsed?.id)) throw new Error("number out of range");
+        return parsed;
+      }
+    },
+    "warn",
   ),
   mutant(
     "refuses-out-of-range-ids",
@@ -35,6 +60,34 @@ export const mutants: Mutant[] = [
       }
     },
     "warn",
+  ),
+  mutant(
+    "id-truncated",
+    "wire.response-envelope/precise-id",
+    "wire.response-envelope",
+    "echoes a long numeric id cut short: 3.141592653589793238462643383279 as 3.141592, 12345678901234567890 as " +
+      "123456789012345",
+    class extends ReferenceBridge {
+      protected override line(response: JsonObject, idText?: string): string {
+        const text = super.line(response, idText);
+        const cut = idText?.replace(/^(-?\d+\.\d{6})\d+$/, "$1").replace(/^(-?\d{15})\d+$/, "$1");
+        return cut === undefined || cut === idText ? text : text.replace(`"id":${idText}`, `"id":${cut}`);
+      }
+    },
+  ),
+  mutant(
+    "id-digits-as-string",
+    "wire.response-envelope/precise-id",
+    "wire.response-envelope",
+    'echoes a numeric id of 16 characters or more as a string of its digits ("12345678901234567890")',
+    class extends ReferenceBridge {
+      protected override line(response: JsonObject, idText?: string): string {
+        const text = super.line(response, idText);
+        return idText !== undefined && /^-?\d[\d.eE+-]{15,}$/.test(idText)
+          ? text.replace(`"id":${idText}`, `"id":${JSON.stringify(idText)}`)
+          : text;
+      }
+    },
   ),
   mutant(
     "repeats-a-name",

@@ -402,8 +402,8 @@ export class ReferenceBridge {
     if (typeof command.type !== "string" || command.type === "") return "type must be a non-empty string";
     for (const key of IDENTIFIER_FIELDS) {
       const v = command[key];
-      if (v !== undefined && !((typeof v === "string" && v !== "") || Number.isSafeInteger(v)))
-        return `${key} must be an identifier (non-empty string or integer)`;
+      if (v !== undefined && typeof v !== "string" && !Number.isSafeInteger(v))
+        return `${key} must be an identifier (a string or an integer)`;
     }
     for (const key of INTEGER_FIELDS) {
       if (command[key] !== undefined && !Number.isSafeInteger(command[key])) return `${key} must be an integer`;

@@ -45,4 +45,18 @@ export const checks: ClientCheck[] = [
       };
     },
   },
+  {
+    id: "wire.ndjson/crlf-reply",
+    rules: ["wire.ndjson"],
+    description: "Answers with a valid result followed by CR LF.",
+    note:
+      "A CR is JSON whitespace (RFC 8259 section 2), so the line before the LF is still one JSON object: the " +
+      "client accepts it as its result.",
+    async run(ctx) {
+      const run = await ctx.runCase({
+        answer: (seen) => ({ bytes: line(Buffer.from(`${validResult(seen)}\r`)), after: "hold" }),
+      });
+      return notConnected(run) ?? expectAccepted(run, "a valid reply followed by CR LF");
+    },
+  },
 ];

@@ -1,6 +1,21 @@
-import { unauthorizedCall } from "../../generators/unauthorizedCall.js";
+import { type UnauthorizedCall, unauthorizedCall } from "../../generators/unauthorizedCall.js";
 import { type Check, describeReply, errorCode, fail, pass, resultOf, rpc, skip, warn } from "../harness/check.js";
+import { classesFirst, cover } from "../harness/classes.js";
 import { judgedBy, NO_TOKEN } from "../harness/expect.js";
+
+/** Every method, an unknown one and a near miss of auth, each in every situation at least once (two rounds). */
+const METHOD_CLASSES = ["ping", "status", "observe", "events", "act", "no.such.method", "Auth"];
+const SITUATIONS: Omit<UnauthorizedCall, "method" | "params">[] = [
+  { afterReconnect: false },
+  { afterReconnect: false, wrongToken: "" },
+  { afterReconnect: true },
+  { afterReconnect: false, wrongToken: "wrong-token" },
+  { afterReconnect: false, wrongToken: 1 },
+  { afterReconnect: true, wrongToken: null },
+];
+const CALL_CLASSES: UnauthorizedCall[] = cover(METHOD_CLASSES, SITUATIONS, 2 * METHOD_CLASSES.length).map(
+  ([method, situation]) => ({ method, params: method === "act" ? { type: "echo" } : {}, ...situation }),
+);
 
 export const beforeAuth: Check = {
   id: "error.unauthorized/before-auth",
@@ -13,51 +28,46 @@ export const beforeAuth: Check = {
     if (!ctx.tokenConfigured) return skip(NO_TOKEN);
     const codes = ctx.contract.codes;
     const unauthorized = codes["error.unauthorized"];
-    return ctx.property(unauthorizedCall(), async (call) => {
-      if (call.afterReconnect) (await ctx.session()).close();
-      const conn = await ctx.connect();
-      if (call.wrongToken !== undefined) {
-        const auth = await ctx.call(conn, rpc("auth", { token: call.wrongToken }, "wrong"));
-        const answer = resultOf(auth)?.authorized;
-        const rejected =
-          answer === false ||
-          (typeof call.wrongToken !== "string" && errorCode(auth) === codes["error.invalid-params"]);
-        if (!rejected)
-          return fail(
-            `auth with a wrong token ${JSON.stringify(call.wrongToken)} was not answered {"authorized":false}.`,
-            `{"authorized":false} (or ${codes["error.invalid-params"]} for a non-string token)`,
-            describeReply(auth),
-            ["method.auth"],
-          );
-      }
-      const reply = await ctx.call(conn, rpc(call.method, call.params, 1));
-      if (errorCode(reply) === unauthorized) return pass("rejected");
-      const known = ctx.contract.methods.includes(call.method);
-      if (!known && errorCode(reply) === codes["error.method-not-found"]) {
-        return warn(
-          `The unknown method ${call.method} before auth got ${codes["error.method-not-found"]} rather than ` +
-            `${unauthorized} (the contract does not say which comes first).`,
-          String(unauthorized),
-          describeReply(reply),
+    return ctx.property(
+      unauthorizedCall(),
+      async (call) => {
+        if (call.afterReconnect) (await ctx.session()).close();
+        const conn = await ctx.connect();
+        if (call.wrongToken !== undefined) {
+          const auth = await ctx.call(conn, rpc("auth", { token: call.wrongToken }, "wrong"));
+          const answer = resultOf(auth)?.authorized;
+          const rejected =
+            answer === false ||
+            (typeof call.wrongToken !== "string" && errorCode(auth) === codes["error.invalid-params"]);
+          if (!rejected)
+            return fail(
+              `auth with a wrong token ${JSON.stringify(call.wrongToken)} was not answered {"authorized":false}.`,
+              `{"authorized":false} (or ${codes["error.invalid-params"]} for a non-string token)`,
+              describeReply(auth),
+              ["method.auth"],
+            );
+        }
+        const reply = await ctx.call(conn, rpc(call.method, call.params, 1));
+        if (errorCode(reply) === unauthorized) return pass("rejected");
+        const where = call.afterReconnect
+          ? "on a new connection after another was authorized"
+          : call.wrongToken !== undefined
+            ? "after a wrong token"
+            : "before auth";
+        // The contract rejects every method but auth until the connection is authorized: unknown ones included.
+        const unknown = ctx.contract.methods.includes(call.method) ? "" : " (an unknown method is still a method)";
+        return judgedBy(
+          { kind: "error", codes: [unauthorized!] },
+          fail(
+            `${call.method} ${where} was not rejected with ${unauthorized}${unknown}.`,
+            String(unauthorized),
+            describeReply(reply),
+            ["error.unauthorized"],
+          ),
         );
-      }
-      const where = call.afterReconnect
-        ? "on a new connection after another was authorized"
-        : call.wrongToken !== undefined
-          ? "after a wrong token"
-          : "before auth";
-      // An unknown method answered as unknown only warns.
-      const allowed = known ? [unauthorized!] : [unauthorized!, codes["error.method-not-found"]!];
-      return judgedBy(
-        { kind: "error", codes: allowed },
-        fail(
-          `${call.method} ${where} was not rejected with ${unauthorized}.`,
-          String(unauthorized),
-          describeReply(reply),
-          ["error.unauthorized"],
-        ),
-      );
-    });
+      },
+      classesFirst(CALL_CLASSES, ctx.runs - CALL_CLASSES.length),
+    );
   },
 };
 
@@ -66,8 +76,8 @@ export const precedence: Check = {
   rules: ["error.unauthorized", "error.invalid-request"],
   description: "Before auth, sends an invalid envelope and an unknown method, where two errors could apply.",
   note:
-    "an invalid envelope is an invalid request whoever sends it; where the contract is silent on the order, " +
-    "another order is a warning",
+    "an invalid envelope is an invalid request whoever sends it (unauthorized for it is a warning); an unknown " +
+    "method is a method, and every method but auth is rejected as unauthorized until the connection is authorized",
   async run(ctx) {
     if (!ctx.tokenConfigured) return skip(NO_TOKEN);
     const conn = await ctx.connect();
@@ -87,9 +97,11 @@ export const precedence: Check = {
         ["error.invalid-request"],
       );
     }
-    if (errorCode(unknown) !== codes["error.unauthorized"] && errorCode(unknown) !== codes["error.method-not-found"]) {
+    if (errorCode(unknown) !== unauthorized) {
       return fail(
-        `An unknown method before auth got neither ${unauthorized} nor ${notFound}.`,
+        `An unknown method before auth was not rejected with ${unauthorized}` +
+          `${errorCode(unknown) === notFound ? ` but with ${notFound}` : ""}: the contract rejects every method but ` +
+          "auth until the connection is authorized, unknown ones included.",
         String(unauthorized),
         describeReply(unknown),
         ["error.unauthorized"],
@@ -100,12 +112,6 @@ export const precedence: Check = {
         `An invalid envelope before auth got ${unauthorized} rather than ${invalid}.`,
         String(invalid),
         describeReply(envelope),
-      );
-    if (errorCode(unknown) !== codes["error.unauthorized"])
-      return warn(
-        `An unknown method before auth got ${notFound} rather than ${unauthorized}.`,
-        String(unauthorized),
-        describeReply(unknown),
       );
     return pass(`Invalid envelope -> ${invalid} and unknown method -> ${unauthorized} before auth.`);
   },

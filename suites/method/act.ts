@@ -1,5 +1,6 @@
 import { type Command, command } from "../../generators/command.js";
 import { type Check, type CheckContext, describeReply, type Finding, fail, pass, resultOf } from "../harness/check.js";
+import { classesFirst } from "../harness/classes.js";
 import type { Connection } from "../harness/connection.js";
 import { collectCompletions, latestSeq, readEvents } from "../harness/events.js";
 import { act, advertisedTypes, judgeCompletion } from "../harness/lifecycle.js";
@@ -49,7 +50,14 @@ export const actLifecycle: Check = {
         }
         return pass("completed");
       },
-      { restartAfterFailure: true },
+      {
+        // Every advertised type once, then one it does not advertise (which completes too), before random ones.
+        ...classesFirst<Command>(
+          [...types, "conformance.unadvertised"].map((type) => ({ type })),
+          ctx.runs - types.length - 1,
+        ),
+        restartAfterFailure: true,
+      },
     );
   },
 };

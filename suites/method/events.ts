@@ -11,6 +11,7 @@ import {
   rpc,
   skip,
 } from "../harness/check.js";
+import { classesFirst, cover } from "../harness/classes.js";
 import type { Connection } from "../harness/connection.js";
 import { collectCompletions, type EventsResult, judgeEvents, latestSeq, readEvents } from "../harness/events.js";
 import { statusLimit } from "../harness/expect.js";
@@ -193,12 +194,15 @@ export const eventsCursor: Check = {
         }
         return skip(CHANGING);
       },
-      {
-        examples: [
-          { at: 0, limit: min - 1 },
-          { at: 0, limit: min },
-        ],
-      },
+      // Both sides of both clamp edges, then far beyond them, from the oldest cursor and the newest in turn.
+      classesFirst(
+        cover(
+          [min - 1, min, max, max + 1, min + 1, max - 1, 0, -1, max * 20, Number.MAX_SAFE_INTEGER],
+          [0, cursors.length - 1],
+          10,
+        ).map(([limit, at]) => ({ at, limit })),
+        ctx.runs - 10,
+      ),
     );
   },
 };

@@ -1,7 +1,14 @@
 import { FILLER, LIMIT_ID, type LimitLine, limitLine, limitLineBytes } from "../../generators/limitLine.js";
-import { oversizedBytes, oversizedLine, paddedRequest, TAIL_ID } from "../../generators/oversizedLine.js";
+import {
+  type OversizedLine,
+  oversizedBytes,
+  oversizedLine,
+  paddedRequest,
+  TAIL_ID,
+} from "../../generators/oversizedLine.js";
 import { contract as shipped } from "../../protocol/contract.js";
 import { type Check, describeReply, errorCode, fail, pass, type Reply, rpc } from "../harness/check.js";
+import { classesFirst } from "../harness/classes.js";
 import type { Connection } from "../harness/connection.js";
 import { expectPong, judgedBy, rejectedOrClosed, rejectedOrClosedOracle } from "../harness/expect.js";
 
@@ -55,7 +62,18 @@ export const overLimit: Check = {
           describeReply(reply),
         );
       },
-      { liveness: true },
+      {
+        // One byte over (the first size past the legal one), a request after the limit, and far over.
+        ...classesFirst<OversizedLine>(
+          [
+            { excess: 1, tail: false },
+            { excess: 1, tail: true },
+            { excess: 65_536, tail: false },
+          ],
+          ctx.runs - 3,
+        ),
+        liveness: true,
+      },
     ),
 };
 

@@ -1,7 +1,18 @@
 import fc from "fast-check";
-import { malformedUtf8 } from "../../generators/malformedUtf8.js";
+import { type MalformedUtf8Line, malformedUtf8, UTF8_FAULTS } from "../../generators/malformedUtf8.js";
 import { type Check, describeReply, fail, pass, rpc } from "../harness/check.js";
+import { classesFirst } from "../harness/classes.js";
 import { expectPong, judgedBy, rejectedOrClosed, rejectedOrClosedOracle } from "../harness/expect.js";
+
+/** One line of every fault in both placements (Markus Kuhn's categories), before the generated ones. */
+const UTF8_CLASSES: MalformedUtf8Line[] = UTF8_FAULTS.flatMap((fault) =>
+  (["raw", "in-string"] as const).map(
+    (placement) => fc.sample(malformedUtf8({ faults: [fault], placements: [placement] }), { numRuns: 1, seed: 1 })[0]!,
+  ),
+);
+
+/** Text a decoder or a JSON writer gets wrong first: 2-, 3- and 4-byte characters, combining marks, escapes. */
+const TEXT_CLASSES = ["\u00e9", "\u20ac", "\u{1d11e}", "e\u0301", "\u0000\u001f", "\u2028\u2029", "\ufeff", '"\\/'];
 
 export const malformedInput: Check = {
   id: "wire.utf8/malformed",
@@ -25,7 +36,7 @@ export const malformedInput: Check = {
           ),
         );
       },
-      { liveness: true },
+      { ...classesFirst(UTF8_CLASSES, ctx.runs - UTF8_CLASSES.length), liveness: true },
     ),
 };
 
@@ -36,11 +47,15 @@ export const unicodeText: Check = {
     "Sends pings whose string ids hold any Unicode text (astral planes, combining marks, controls as escapes) and reads them back.",
   note: "localized text survives the round trip",
   run: (ctx) =>
-    ctx.property(fc.string({ unit: "grapheme", minLength: 1, maxLength: 30 }), async (id) => {
-      const conn = await ctx.session();
-      const reply = await ctx.call(conn, rpc("ping", {}, id));
-      return expectPong(reply, "a ping with a Unicode id", "wire.utf8");
-    }),
+    ctx.property(
+      fc.string({ unit: "grapheme", minLength: 1, maxLength: 30 }),
+      async (id) => {
+        const conn = await ctx.session();
+        const reply = await ctx.call(conn, rpc("ping", {}, id));
+        return expectPong(reply, "a ping with a Unicode id", "wire.utf8");
+      },
+      classesFirst(TEXT_CLASSES, ctx.runs - TEXT_CLASSES.length),
+    ),
 };
 
 export const checks: Check[] = [malformedInput, unicodeText];
