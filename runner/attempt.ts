@@ -39,6 +39,7 @@ export async function runCheck(check: Check, o: RunOptions, exact?: Case): Promi
     replayPath: exact?.replayPath,
     concurrentConnections: o.concurrentConnections,
     stats: o.stats,
+    ledger: o.ledger,
     deadline,
   });
   let timer: NodeJS.Timeout | undefined;

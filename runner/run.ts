@@ -6,7 +6,7 @@ import { VERDICT_ORDER } from "../protocol/verdict.js";
 import { fanOut } from "../reports/index.js";
 import type { CheckInfo, CheckReport, Report, Reporter } from "../reports/types.js";
 import type { CanaryMemory } from "../suites/harness/canary.js";
-import { type Check, dealKey, type Finding, requirementOf } from "../suites/harness/check.js";
+import { type Check, CommandLedger, dealKey, type Finding, requirementOf } from "../suites/harness/check.js";
 import { WireStats } from "../suites/harness/connection.js";
 import type { Blocked } from "../suites/harness/preflight.js";
 import { redactor } from "../suites/harness/redact.js";
@@ -65,6 +65,8 @@ export interface RunOptions {
   concurrentConnections?: boolean;
   /** Where the run counts what crosses the wire (set by the run). */
   stats?: WireStats;
+  /** The run's account of accepted and completed commands (set by the run). */
+  ledger?: CommandLedger;
   /** Re-send a failing check's minimal case this many times to grade it (0: off). */
   recheck?: number;
   /** Checks of these rules run before the others. */
@@ -127,7 +129,7 @@ export async function run(options: RunOptions): Promise<Report> {
       strict: options.strict,
     });
     // Every check learns what the probe found about second connections.
-    const probed: RunOptions = { ...options, concurrentConnections: parallel, stats };
+    const probed: RunOptions = { ...options, concurrentConnections: parallel, stats, ledger: new CommandLedger() };
     let stop: { problem: string; interrupted?: boolean } | undefined = blocked;
     let failures = 0;
     let begun = 0;

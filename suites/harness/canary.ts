@@ -89,7 +89,16 @@ async function probe(ctx: CheckContext, memory: CanaryMemory): Promise<Health> {
   const { left, moved } = await drain(ctx, conn, before);
   const full = left.max !== undefined && left.queued !== undefined && left.queued >= left.max;
   let finding: Finding | undefined;
-  if (full && moved) {
+  // By the run's own account every command accepted has completed, yet the queue is full.
+  const leaking = full && !moved && ctx.ledger !== undefined && ctx.ledger.accepted.size > 0 && !ctx.ledger.outstanding;
+  if (leaking) {
+    finding = diagnosis(
+      "error.queue-full",
+      `The queue stays full (queuedCommands ${left.queued} of ${left.max}) although every one of the ${ctx.ledger!.accepted.size} commands accepted in this run has completed: its slots are not freed.`,
+      "queuedCommands falls as queued commands complete",
+      `queuedCommands ${left.queued} with no accepted command outstanding`,
+    );
+  } else if (full && moved) {
     finding = diagnosis(
       "error.queue-full",
       `The queue stays full (queuedCommands ${left.queued} of ${left.max}) although commands complete: its slots are not freed.`,
@@ -118,7 +127,7 @@ async function probe(ctx: CheckContext, memory: CanaryMemory): Promise<Health> {
       replies: true,
       completions: !stalled,
       detail: stalled
-        ? `the queue stays full (queuedCommands ${left.queued} of ${left.max}) and nothing completes`
+        ? `the queue stays full (queuedCommands ${left.queued} of ${left.max}) and nothing completes${leaking ? ", though every command accepted has completed: its slots are not freed" : ""}`
         : `act answered ${describeReply(reply)}`,
       ...(finding ? { finding } : {}),
     };

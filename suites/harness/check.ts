@@ -127,6 +127,33 @@ export interface PropertyOptions<T = unknown> {
   restartAfterFailure?: boolean;
 }
 
+/**
+ * Every command a run saw accepted, and every completion it read: what the queue may still hold
+ * by this run's own account. A queue that stays full when every command accepted has completed
+ * is not freeing its slots.
+ */
+export class CommandLedger {
+  readonly accepted = new Set<number>();
+  readonly completed = new Set<number>();
+
+  /** Accepted commands whose completion no reader has seen. */
+  get outstanding(): number {
+    let n = 0;
+    for (const seq of this.accepted) if (!this.completed.has(seq)) n++;
+    return n;
+  }
+
+  /** Takes note of a reply: an act's commandSeq, an events page's completions. */
+  note(method: unknown, result: unknown): void {
+    const r = result as { commandSeq?: unknown; events?: unknown } | undefined;
+    if (method === "act" && Number.isSafeInteger(r?.commandSeq)) this.accepted.add(r!.commandSeq as number);
+    else if (method === "events" && Array.isArray(r?.events))
+      for (const e of r.events as { event?: { type?: unknown; commandSeq?: unknown } }[])
+        if (e?.event?.type === "command_completed" && Number.isSafeInteger(e.event.commandSeq))
+          this.completed.add(e.event.commandSeq as number);
+  }
+}
+
 /** What a check may use. Checks never print; they return findings. */
 export interface CheckContext {
   contract: Contract;
@@ -146,6 +173,8 @@ export interface CheckContext {
   concurrentConnections?: boolean;
   /** Whether a token was configured (the token itself stays in the harness). */
   tokenConfigured: boolean;
+  /** The run's account of accepted and completed commands (absent outside a run). */
+  ledger?: CommandLedger;
   /**
    * A fresh connection; its transcript joins the current case's. Connections are one at a
    * time (a bridge may serve only one): opening one closes the others unless `alongside`.

@@ -3,6 +3,7 @@ import type { Contract } from "../../protocol/contract.js";
 import {
   type CallOptions,
   type CheckContext,
+  type CommandLedger,
   clip,
   describeReply,
   Fault,
@@ -48,6 +49,8 @@ export interface ContextOptions {
   concurrentConnections?: boolean;
   /** Where the run counts what crosses the wire. */
   stats?: WireStats;
+  /** Where the run keeps its account of accepted and completed commands. */
+  ledger?: CommandLedger;
   deadline: number;
 }
 
@@ -60,6 +63,7 @@ export class Harness implements CheckContext {
   readonly tokenConfigured: boolean;
   readonly replayPath?: string;
   readonly concurrentConnections?: boolean;
+  readonly ledger?: CommandLedger;
   private open: Connection[] = [];
   private caseStart = Date.now();
   private caseTranscript = new Transcript();
@@ -81,6 +85,7 @@ export class Harness implements CheckContext {
     this.tokenConfigured = Boolean(options.token);
     this.replayPath = options.replayPath;
     this.concurrentConnections = options.concurrentConnections;
+    this.ledger = options.ledger;
     this.redact = redactor(options.token);
   }
 
@@ -167,7 +172,15 @@ export class Harness implements CheckContext {
       const expect = "expectId" in options ? options : { ...options, expectId: sentId };
       const timeoutMs = expect.timeoutMs ?? this.timeoutMs;
       // The reply is judged as it arrives: nothing waits between the bridge's line and the check reading it.
-      const judged = (read: ReadResult) => this.judged(read, expect);
+      const method = raw ? undefined : (request as { method?: unknown }).method;
+      const ledger = method === "act" || method === "events" ? this.ledger : undefined;
+      const judged = ledger
+        ? (read: ReadResult) => {
+            const reply = this.judged(read, expect);
+            if (reply.kind === "response") ledger.note(method, reply.response.result);
+            return reply;
+          }
+        : (read: ReadResult) => this.judged(read, expect);
       return typeof written === "boolean"
         ? conn.readAs(timeoutMs, judged)
         : written.then(() => conn.readAs(timeoutMs, judged));
