@@ -10,6 +10,15 @@ export interface CheckResult {
   report: CheckReport;
 }
 
+/** How a check that judged another rule ended, said as it was: a warning is no failure. */
+const ENDED: Record<string, string> = {
+  fail: "stopped at a failure",
+  error: "could not be judged",
+  warn: "ended with a warning",
+  pass: "judged only",
+  skip: "skipped",
+};
+
 export const UNCOVERED = "no check for this rule in this version of the tool";
 
 /** Why a rule that no check judged got no verdict of its own. */
@@ -54,7 +63,7 @@ export function aggregate(
           verdict: blind ? "error" : "skip",
           message: blind
             ? `inconclusive: the check stopped at a ${finding.verdict} on ${implicated.join(", ")}, a rule not selected (see the note)`
-            : `not judged: the check stopped at a failure on ${implicated.join(", ")}`,
+            : `not judged: the check ${ENDED[finding.verdict]} on ${implicated.join(", ")}`,
           durationMs: report.durationMs,
         });
       }
