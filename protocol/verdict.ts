@@ -31,18 +31,81 @@ export interface TranscriptEntry {
   rest?: { run: string; times: number; tail: string };
 }
 
+/** A place in a JSON value: member names and array indexes; "#" stands for an array's length. */
+export type JsonPath = readonly (string | number)[];
+
+/**
+ * What an assertion compares with: a JSON value, the value at `path` in the reply to the last
+ * earlier request whose id is `ref` (or in the judged reply itself), or the endpoint the
+ * reproducer connects to.
+ */
+export type Operand =
+  | { value: unknown }
+  | { ref: unknown; path?: JsonPath }
+  /** The value at this path in the judged response itself. */
+  | { here: JsonPath }
+  /** The address or port of the connection the judged reply came on: the endpoint as connected. */
+  | { peer: "address" | "port" };
+
+/**
+ * One thing a reply must hold, at `path` in the judged response (with `of`, in the reply to the
+ * last earlier request with that id; inside `every`, in each item).
+ */
+export type Assertion = { path?: JsonPath; of?: unknown } & (
+  | { is: "integer" | "number" | "boolean" | "string" | "object" | "array" | "present" | "absent" }
+  | { equals: unknown }
+  /** Numbers compared by value (`plus` added to the right-hand side); == and != compare any JSON values. */
+  | { op: "==" | "!=" | "<" | "<=" | ">" | ">="; than: Operand; plus?: number }
+  | { every: Assertion[] }
+  | { ascending: JsonPath }
+  /** The array is the start of the operand's array (items compared at `by`, or whole). */
+  | { prefixOf: Operand; by?: JsonPath }
+  /** A string naming the address connected to: that address, a wildcard bind address, or a name resolving to it. */
+  | { namesPeer: true }
+  /** At least one of these lists holds whole. */
+  | { anyOf: Assertion[][] }
+);
+
 /**
  * How a failing check judged the reply, in terms a program outside this tool can apply (an
- * exported reproducer). It applies to the first reply to the case's last request, before the
- * liveness probe where one follows; that reply first passes the framing and envelope judge.
+ * exported reproducer). It applies to the first reply to the request with id `at` (the last such
+ * request of the case), or else to the case's last request, before the liveness probe where one
+ * follows; that reply first passes the framing and envelope judge, and what the case did after it
+ * is not part of the judgement.
  */
 export type Oracle =
-  /** An error whose code is one of `codes`; with `orClose`, the connection closed (or reset) instead is allowed too. */
-  | { kind: "error"; codes: number[]; orClose?: boolean }
   /**
-   * A result object: each member of `equals` holds that JSON value (same JSON type), each name in
-   * `positiveIntegers` an integer above 0.
+   * An error whose code is one of `codes` (empty: any code); with `orClose`, the connection
+   * closed (or reset) instead is allowed too; with `orSilence`, no reply at all.
    */
-  | { kind: "result"; equals?: Record<string, unknown>; positiveIntegers?: string[] }
-  /** After the case, the bridge still answers ping with {ok:true} on a fresh connection (the liveness probe). */
-  | { kind: "alive" };
+  (
+    | { kind: "error"; codes: number[]; orClose?: boolean; orSilence?: boolean }
+    /**
+     * A result object: each member of `equals` holds that JSON value (same JSON type), each name in
+     * `positiveIntegers` an integer above 0, and the response meets `expect`.
+     */
+    | { kind: "result"; equals?: Record<string, unknown>; positiveIntegers?: string[]; expect?: Assertion[] }
+    /** A response (result or error) that meets every assertion. */
+    | { kind: "reply"; expect: Assertion[] }
+    /** A reply at all, one the framing and envelope judge accepts (it broke the framing, or never came). */
+    | { kind: "answered" }
+    /** The request's lines are answered one reply each, their ids in this order. */
+    | { kind: "order"; ids: unknown[] }
+    /** No reply of the case answers a request with this id (bytes that must never run as a request). */
+    | { kind: "never"; id: unknown }
+    /**
+     * The acts with these request ids (the last one judged) each complete exactly once, as
+     * {commandSeq: integer, success: boolean, message: string}, found by reading events after the
+     * latestSeq of the reply to `after` (or from 0); an act rejected with one of `orCodes` needs none.
+     */
+    | { kind: "completes"; acts: unknown[]; after?: unknown; orCodes?: number[] }
+    /** After the case, the bridge still answers ping with {ok:true} on a fresh connection (the liveness probe). */
+    | { kind: "alive" }
+  ) & {
+    at?: unknown;
+    /**
+     * The case reads events made before it (by the check, outside the case): the reproducer first
+     * acts {"type": "conformance.noop"} and waits until latestSeq reaches this.
+     */
+    needsEvents?: number;
+  };

@@ -1,5 +1,5 @@
-// tsc copies no data files: put the contract, its overlay, the report schema and the per-check cost table
-// (written by `npm run bench`, read by the scheduler) next to their compiled code.
+// tsc copies no data files: put the contract, its overlay, the report schema, the per-check cost table
+// (written by `npm run bench`, read by the scheduler) and the reproducers' Python runtime next to their compiled code.
 import { copyFileSync } from "node:fs";
 
 for (const file of [
@@ -7,6 +7,7 @@ for (const file of [
   "protocol/overlay.yaml",
   "reports/report.schema.json",
   "runner/check-costs.json",
+  "runner/reproducer.py",
 ]) {
   copyFileSync(file, `dist/${file}`);
 }

@@ -2,6 +2,7 @@ import { type Command, command, ILL_TYPED, isWellTyped } from "../../generators/
 import { contract } from "../../protocol/contract.js";
 import { type Check, describeReply, errorCode, fail, pass, resultOf, warn } from "../harness/check.js";
 import { collectCompletions, latestSeq } from "../harness/events.js";
+import { ACCEPTED, judgedBy } from "../harness/expect.js";
 import { act, advertisedTypes, judgeCompletion } from "../harness/lifecycle.js";
 
 /** One check per optional field, so each field's rule gets a verdict of its own. */
@@ -30,23 +31,30 @@ export const fieldChecks: Check[] = contract.commandFields.map(({ field, rule, k
           // Identifiers are project-defined, so rejecting one of those is the bridge's call.
           return ill || kind === "identifier"
             ? pass("rejected")
-            : fail(`act rejected a well-typed ${field}: ${JSON.stringify(cmd)}.`, "accepted", describeReply(reply), [
-                rule,
-              ]);
+            : judgedBy(
+                { kind: "result", expect: ACCEPTED },
+                fail(`act rejected a well-typed ${field}: ${JSON.stringify(cmd)}.`, "accepted", describeReply(reply), [
+                  rule,
+                ]),
+              );
         }
         const r = resultOf(reply);
+        const rejectable = ill || kind === "identifier" ? [invalid!] : [];
         if (r?.accepted !== true || !Number.isSafeInteger(r.commandSeq)) {
-          return fail(
-            `act ${JSON.stringify(cmd)} got neither ${invalid} nor an acceptance.`,
-            `${invalid}, or {"accepted":true,"commandSeq":<integer>}`,
-            describeReply(reply),
-            [rule],
+          return judgedBy(
+            { kind: "completes", acts: ["act"], after: "cursor", orCodes: rejectable },
+            fail(
+              `act ${JSON.stringify(cmd)} got neither ${invalid} nor an acceptance.`,
+              `${invalid}, or {"accepted":true,"commandSeq":<integer>}`,
+              describeReply(reply),
+              [rule],
+            ),
           );
         }
         const seq = r.commandSeq as number;
         const done = await collectCompletions(ctx, conn, cursor, new Set([seq]));
         const broken = judgeCompletion(done.get(seq), seq, cmd, [rule, "integration.command-completion"]);
-        if (broken) return broken;
+        if (broken) return judgedBy({ kind: "completes", acts: ["act"], after: "cursor", orCodes: rejectable }, broken);
         if (ill)
           return warn(
             `act accepted an ill-typed ${field} (it completed; the strict reading rejects it with ${invalid}).`,

@@ -15,7 +15,7 @@ import {
   skip,
 } from "../harness/check.js";
 import type { Connection } from "../harness/connection.js";
-import { NO_TOKEN } from "../harness/expect.js";
+import { judgedBy, NO_TOKEN } from "../harness/expect.js";
 
 export const authWrongThenRight: Check = {
   id: "method.auth/wrong-then-right",
@@ -26,29 +26,41 @@ export const authWrongThenRight: Check = {
     const conn = await ctx.connect();
     const wrong = await ctx.call(conn, rpc("auth", { token: "not-the-token" }, 1));
     if (resultOf(wrong)?.authorized !== false)
-      return fail(
-        'A wrong token was not answered {"authorized":false}.',
-        `{"result":{"authorized":false}}`,
-        describeReply(wrong),
+      return judgedBy(
+        { kind: "result", equals: { authorized: false } },
+        fail(
+          'A wrong token was not answered {"authorized":false}.',
+          `{"result":{"authorized":false}}`,
+          describeReply(wrong),
+        ),
       );
     const still = await ctx.call(conn, rpc("ping", {}, 2));
     if (errorCode(still) !== ctx.contract.codes["error.unauthorized"])
-      return fail(
-        "After a wrong token the connection was not left unauthorized.",
-        `${ctx.contract.codes["error.unauthorized"]} for ping`,
-        describeReply(still),
-        ["method.auth", "error.unauthorized"],
+      return judgedBy(
+        { kind: "error", codes: [ctx.contract.codes["error.unauthorized"]!] },
+        fail(
+          "After a wrong token the connection was not left unauthorized.",
+          `${ctx.contract.codes["error.unauthorized"]} for ping`,
+          describeReply(still),
+          ["method.auth", "error.unauthorized"],
+        ),
       );
     const right = await ctx.call(conn, ctx.authRequest(3));
     if (resultOf(right)?.authorized !== true)
-      return fail(
-        "The right token after a wrong one did not authorize the connection.",
-        `{"result":{"authorized":true}}`,
-        describeReply(right),
+      return judgedBy(
+        { kind: "result", equals: { authorized: true } },
+        fail(
+          "The right token after a wrong one did not authorize the connection.",
+          `{"result":{"authorized":true}}`,
+          describeReply(right),
+        ),
       );
     const pong = await ctx.call(conn, rpc("ping", {}, 4));
     if (resultOf(pong)?.ok !== true)
-      return fail("After a successful auth, ping was not served.", `{"result":{"ok":true}}`, describeReply(pong));
+      return judgedBy(
+        { kind: "result", equals: { ok: true } },
+        fail("After a successful auth, ping was not served.", `{"result":{"ok":true}}`, describeReply(pong)),
+      );
     return pass("Wrong token refused, connection left unauthorized, right token then accepted.");
   },
 };
@@ -80,11 +92,14 @@ export const authSimultaneous: Check = {
     if (reply.kind === "timeout") return oneAtATime();
     if (errorCode(reply) === ctx.contract.codes["error.unauthorized"])
       return pass("The second connection was unauthorized while the first was authorized.");
-    return fail(
-      "A second connection was served without auth while another was authorized.",
-      `${ctx.contract.codes["error.unauthorized"]} on the second connection`,
-      describeReply(reply),
-      ["error.unauthorized"],
+    return judgedBy(
+      { kind: "error", codes: [ctx.contract.codes["error.unauthorized"]!] },
+      fail(
+        "A second connection was served without auth while another was authorized.",
+        `${ctx.contract.codes["error.unauthorized"]} on the second connection`,
+        describeReply(reply),
+        ["error.unauthorized"],
+      ),
     );
   },
 };

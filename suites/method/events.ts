@@ -1,18 +1,27 @@
 import fc from "fast-check";
+import type { JsonPath, Oracle } from "../../protocol/verdict.js";
 import {
   type Check,
   type CheckContext,
   describeReply,
   type Finding,
   fail,
+  fail as failed,
   pass,
   resultOf,
   rpc,
   skip,
 } from "../harness/check.js";
 import type { Connection } from "../harness/connection.js";
-import { collectCompletions, type EventsResult, judgeEvents, latestSeq, readEvents } from "../harness/events.js";
-import { statusLimit } from "../harness/expect.js";
+import {
+  collectCompletions,
+  type EventsResult,
+  eventsPageOracle,
+  judgeEvents,
+  latestSeq,
+  readEvents,
+} from "../harness/events.js";
+import { judgedBy, statusLimit } from "../harness/expect.js";
 import { act, advertisedTypes, judgeCompletion, makeEvents } from "../harness/lifecycle.js";
 
 type Entry = EventsResult["events"][number];
@@ -70,6 +79,8 @@ function judgePage(
   ctx: CheckContext,
   page: EventsResult,
   retained: Entry[],
+  /** The cursor readAll read `retained` after (its first request's id is all-<cursor>). */
+  retainedAfter: number,
   limit: number,
   what: string,
   shown: string,
@@ -78,6 +89,23 @@ function judgePage(
   const { eventsLimitMin: min, eventsLimitMax: max } = ctx.contract.limits;
   const clamped = clampOf(ctx, limit);
   const got = page.events;
+  const count = ["result", "events", "#"];
+  const events = ["result", "events"];
+  // The retained events were read just before, by readAll: its first page is the reference.
+  const oracle: Oracle = {
+    kind: "result",
+    expect: [
+      { path: count, op: "<=", than: { value: clamped } },
+      { path: events, prefixOf: { ref: `all-${retainedAfter}`, path: events }, by: ["seq"] },
+      {
+        anyOf: [
+          [{ path: count, op: ">=", than: { value: clamped } }],
+          [{ path: count, op: ">=", than: { ref: `all-${retainedAfter}`, path: count } }],
+        ],
+      },
+    ],
+  };
+  const fail = (...args: Parameters<typeof failed>) => judgedBy(oracle, failed(...args));
   if (got.length > clamped)
     return fail(
       `${what} returned ${got.length} events, more than the clamped limit.`,
@@ -114,13 +142,16 @@ async function eventsCall(
   const reply = await ctx.call(conn, rpc("events", params, id));
   const shown = describeReply(reply);
   const result = resultOf(reply);
-  if (!result)
-    return fail(
-      `events ${JSON.stringify(params)} was not answered with a result.`,
-      "{latestSeq, events}: afterSeq and limit are any integers, and both may be left out",
-      shown,
-    );
   const afterSeq = typeof params.afterSeq === "number" ? params.afterSeq : 0;
+  if (!result)
+    return judgedBy(
+      eventsPageOracle(afterSeq),
+      failed(
+        `events ${JSON.stringify(params)} was not answered with a result.`,
+        "{latestSeq, events}: afterSeq and limit are any integers, and both may be left out",
+        shown,
+      ),
+    );
   return { page: judgeEvents(result, afterSeq, shown), shown };
 }
 
@@ -154,19 +185,29 @@ export const eventsCursor: Check = {
           `Only ${after.events.length} of the ${count} events this check made were still retained: newer events ` +
             `(commands still queued by an earlier check) dropped them first.`,
         );
-      return fail(
-        `Only ${after.events.length} events after the cursor ${made}, though ${count} commands completed there ` +
-          `and none were dropped.`,
-        `${count} command_completed events after ${made}`,
-        JSON.stringify(after.events).slice(0, 300),
+      return judgedBy(
+        {
+          kind: "result",
+          expect: [{ path: ["result", "events", "#"], op: ">=", than: { value: count } }],
+          at: `all-${made}`,
+        },
+        failed(
+          `Only ${after.events.length} events after the cursor ${made}, though ${count} commands completed there ` +
+            `and none were dropped.`,
+          `${count} command_completed events after ${made}`,
+          JSON.stringify(after.events).slice(0, 300),
+        ),
       );
     }
     const atEnd = await readEvents(ctx, c, after.latestSeq);
     if (atEnd.events.length !== 0)
-      return fail(
-        `events after latestSeq ${after.latestSeq} returned ${atEnd.events.length} events.`,
-        "no events past latestSeq",
-        JSON.stringify(atEnd.events).slice(0, 300),
+      return judgedBy(
+        { kind: "result", expect: [{ path: ["result", "events", "#"], equals: 0 }] },
+        failed(
+          `events after latestSeq ${after.latestSeq} returned ${atEnd.events.length} events.`,
+          "no events past latestSeq",
+          JSON.stringify(atEnd.events).slice(0, 300),
+        ),
       );
     const cursors = [made, ...after.events.map((e) => e.seq)];
     const { eventsLimitMin: min, eventsLimitMax: max } = ctx.contract.limits;
@@ -185,10 +226,15 @@ export const eventsCursor: Check = {
         for (let attempt = 0; attempt < 3; attempt++) {
           const retained = await readAll(ctx, s, afterSeq);
           const called = await eventsCall(ctx, s, { afterSeq, limit }, "limit");
-          if (!("page" in called)) return called;
+          if (!("page" in called))
+            return called.oracle ? { ...called, oracle: { ...called.oracle, needsEvents: after.latestSeq } } : called;
           if (retained.changed || called.page.latestSeq !== retained.latestSeq) continue;
           const what = `events after ${afterSeq} with limit ${limit}`;
-          return judgePage(ctx, called.page, retained.events, limit, what, called.shown, "limit") ?? pass("ok");
+          const broken = judgePage(ctx, called.page, retained.events, afterSeq, limit, what, called.shown, "limit");
+          // The events this case reads were made before it: a reproducer makes as many first.
+          return broken?.oracle
+            ? { ...broken, oracle: { ...broken.oracle, needsEvents: after.latestSeq } }
+            : pass("ok");
         }
         return skip(CHANGING);
       },
@@ -244,7 +290,7 @@ async function firstPages(ctx: CheckContext, c: Connection, made: number): Promi
       if (!("page" in called)) return called;
       if (called.page.latestSeq !== retained.latestSeq) return "changed";
       const what = `events after ${cursor} with limit ${limit}`;
-      const broken = judgePage(ctx, called.page, retained.events, limit, what, called.shown, "first-page");
+      const broken = judgePage(ctx, called.page, retained.events, cursor, limit, what, called.shown, "first-page");
       if (broken) return broken;
       compared++;
     }
@@ -284,17 +330,25 @@ export const cursorEdges: Check = {
 
 async function edges(ctx: CheckContext, c: Connection): Promise<Finding | "changed"> {
   const max = ctx.contract.limits.eventsLimitMax;
-  // One id for every call, so the line each page may fill is the same.
-  const head = await eventsCall(ctx, c, { afterSeq: 0, limit: max }, "edge");
+  // An id of its own per call, each as long as the others, so the line each page may fill is the same.
+  let calls = 0;
+  const nextId = () => `edge-${String(calls++).padStart(2, "0")}`;
+  const events = ["result", "events"];
+  const count = ["result", "events", "#"];
+  const head = await eventsCall(ctx, c, { afterSeq: 0, limit: max }, nextId());
   if (!("page" in head)) return head;
   const { page: first, shown } = head;
   const latest = first.latestSeq;
   if (!first.events.length)
-    return fail(
-      "events after 0 returned no events, though commands just completed and the history keeps at least one.",
-      "the oldest retained events (seq > 0)",
-      shown,
+    return judgedBy(
+      { kind: "result", expect: [{ path: count, op: ">", than: { value: 0 } }] },
+      failed(
+        "events after 0 returned no events, though commands just completed and the history keeps at least one.",
+        "the oldest retained events (seq > 0)",
+        shown,
+      ),
     );
+  const fromHead = (path: JsonPath) => ({ ref: "edge-00", path });
   const fromOldest = [
     { afterSeq: -1, limit: max },
     { afterSeq: -(2 ** 31), limit: max },
@@ -307,20 +361,28 @@ async function edges(ctx: CheckContext, c: Connection): Promise<Finding | "chang
   }));
   const findings: Finding[] = [];
   const judged = async (params: Record<string, unknown>) => {
-    const called = await eventsCall(ctx, c, params, "edge");
+    const at = nextId();
+    const called = await eventsCall(ctx, c, params, at);
     if (!("page" in called)) return called;
     if (called.page.latestSeq !== latest) {
       // Either the history moved (checked below), or the bridge reports a different latestSeq for this cursor.
       findings.push(
-        fail(
-          `events ${JSON.stringify(params)} reported latestSeq ${called.page.latestSeq}, where events after 0 ` +
-            `just reported ${latest}.`,
-          `latestSeq ${latest}: the newest event's seq, whatever the cursor`,
-          called.shown,
+        judgedBy(
+          {
+            kind: "result",
+            expect: [{ path: ["result", "latestSeq"], op: "==", than: fromHead(["result", "latestSeq"]) }],
+            at,
+          },
+          failed(
+            `events ${JSON.stringify(params)} reported latestSeq ${called.page.latestSeq}, where events after 0 ` +
+              `just reported ${latest}.`,
+            `latestSeq ${latest}: the newest event's seq, whatever the cursor`,
+            called.shown,
+          ),
         ),
       );
     }
-    return called;
+    return { ...called, at };
   };
   for (const params of fromOldest) {
     const called = await judged(params);
@@ -328,10 +390,27 @@ async function edges(ctx: CheckContext, c: Connection): Promise<Finding | "chang
     const got = called.page.events;
     if (got.length !== first.events.length || got.some((e, i) => e.seq !== first.events[i]!.seq))
       findings.push(
-        fail(
-          `events ${JSON.stringify(params)} did not read from the oldest retained event as afterSeq 0 does.`,
-          `seqs ${seqsOf(first.events)} (every retained seq is greater than this cursor)`,
-          `seqs ${seqsOf(got)}`,
+        judgedBy(
+          {
+            kind: "result",
+            expect: [
+              {
+                anyOf: [
+                  [{ path: ["result", "latestSeq"], op: "!=", than: fromHead(["result", "latestSeq"]) }],
+                  [
+                    { path: count, op: "==", than: fromHead(count) },
+                    { path: events, prefixOf: fromHead(events), by: ["seq"] },
+                  ],
+                ],
+              },
+            ],
+            at: called.at,
+          },
+          failed(
+            `events ${JSON.stringify(params)} did not read from the oldest retained event as afterSeq 0 does.`,
+            `seqs ${seqsOf(first.events)} (every retained seq is greater than this cursor)`,
+            `seqs ${seqsOf(got)}`,
+          ),
         ),
       );
   }
@@ -340,11 +419,21 @@ async function edges(ctx: CheckContext, c: Connection): Promise<Finding | "chang
   const got = bare.page.events;
   if (!got.length || got.some((e, i) => e.seq !== first.events[i]?.seq))
     findings.push(
-      fail(
-        "events with no params did not read from the oldest retained event.",
-        `a non-empty page starting at seq ${first.events[0]!.seq} (afterSeq defaults to before every event; the ` +
-          `default limit is within the clamp)`,
-        `seqs ${seqsOf(got)}`,
+      judgedBy(
+        {
+          kind: "result",
+          expect: [
+            { path: count, op: ">", than: { value: 0 } },
+            { path: events, prefixOf: fromHead(events), by: ["seq"] },
+          ],
+          at: bare.at,
+        },
+        failed(
+          "events with no params did not read from the oldest retained event.",
+          `a non-empty page starting at seq ${first.events[0]!.seq} (afterSeq defaults to before every event; the ` +
+            `default limit is within the clamp)`,
+          `seqs ${seqsOf(got)}`,
+        ),
       ),
     );
   for (const params of pastEnd) {
@@ -352,14 +441,17 @@ async function edges(ctx: CheckContext, c: Connection): Promise<Finding | "chang
     if (!("page" in called)) return called;
     if (called.page.events.length)
       findings.push(
-        fail(
-          `events after ${params.afterSeq} (latestSeq ${latest}) returned events.`,
-          "no events: none is newer than latestSeq",
-          called.shown,
+        judgedBy(
+          { kind: "result", expect: [{ path: count, equals: 0 }], at: called.at },
+          failed(
+            `events after ${params.afterSeq} (latestSeq ${latest}) returned events.`,
+            "no events: none is newer than latestSeq",
+            called.shown,
+          ),
         ),
       );
   }
-  const again = await readEvents(ctx, c, 0, max, "edge");
+  const again = await readEvents(ctx, c, 0, max, nextId());
   if (again.latestSeq !== latest) return "changed";
   return (
     findings[0] ?? pass(`${fromOldest.length + pastEnd.length + 2} cursors each read the page the contract gives.`)
@@ -484,7 +576,7 @@ export const limitMax: Check = {
           break;
         }
         const what = `events after 0 with limit ${limit} (${retained} retained)`;
-        const broken = judgePage(ctx, called.page, all.events, limit, what, called.shown, "limit-max");
+        const broken = judgePage(ctx, called.page, all.events, 0, limit, what, called.shown, "limit-max");
         if (broken) return broken;
       }
       if (!changed)
