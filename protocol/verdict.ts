@@ -99,6 +99,25 @@ export type Oracle =
      * latestSeq of the reply to `after` (or from 0); an act rejected with one of `orCodes` needs none.
      */
     | { kind: "completes"; acts: unknown[]; after?: unknown; orCodes?: number[] }
+    /**
+     * What was outstanding when the bridge served the judged act or status, counted as the check's
+     * ledger does from the latestSeq in the reply to `start`: acts accepted, completions read in
+     * every events reply since, and a poll of events right after the judged reply. An act is
+     * accepted only with fewer than maxQueuedCommands (from the reply to `limitFrom`) outstanding
+     * and rejected only with one of `codes` when that many are; status.queuedCommands lies within
+     * what was outstanding. A queue's edge shows only while commands are outstanding, which a
+     * replay's timing may miss: so the check's own pace follows, `more` acts judged alike.
+     */
+    | {
+        kind: "ledger";
+        judge: "act" | "status";
+        start: unknown;
+        limitFrom: unknown;
+        codes: number[];
+        /** Then, as the check went on: up to this many acts with params `act` (each followed by a status where one is judged). */
+        more?: number;
+        act?: Record<string, unknown>;
+      }
     /** After the case, the bridge still answers ping with {ok:true} on a fresh connection (the liveness probe). */
     | { kind: "alive" }
   ) & {
@@ -108,4 +127,6 @@ export type Oracle =
      * acts {"type": "conformance.noop"} and waits until latestSeq reaches this.
      */
     needsEvents?: number;
+    /** The case polled: the reproducer re-sends the judged request until its reply meets these (or twice its timeout passes). */
+    until?: Assertion[];
   };

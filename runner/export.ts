@@ -386,6 +386,10 @@ function oracleText(oracle: Oracle | undefined): string {
       return `each accepted act (${oracle.acts.map((id) => JSON.stringify(id)).join(", ")}) completes exactly once as {commandSeq: integer, success: boolean, message: string}${
         oracle.orCodes?.length ? `, unless rejected with ${oracle.orCodes.join(" or ")}` : ""
       }`;
+    case "ledger":
+      return oracle.judge === "act"
+        ? `act accepted only with fewer than maxQueuedCommands outstanding, and rejected (${oracle.codes.join(" or ")}) only with that many`
+        : "status.queuedCommands within the accepted commands not yet completed, and not above maxQueuedCommands";
     case "alive":
       return "the bridge still answers ping on a fresh connection after the case";
   }

@@ -432,7 +432,132 @@ def apply_oracle(oracle, outcome, response, ctx):
         return None
     if kind == "completes":
         return completes(oracle, ctx)
+    if kind == "ledger":
+        return ledger(oracle, ctx)
     return "this script does not know the oracle " + kind
+
+
+def ledger(oracle, ctx):
+    """
+    What was outstanding when the bridge served the judged act or status, as the check's ledger
+    counts it; then, as the check went on, `more` acts (each followed by a status where a status is
+    judged), each judged alike: a queue's edge shows only while commands are outstanding.
+    """
+    timeline, response = ctx["timeline"], ctx["response"]
+    if response is None:
+        return "no reply: " + describe(ctx["outcome"], ctx["args"].timeout)
+    opened = [i for i, (_, r) in enumerate(timeline[:-1]) if same(r.get("id"), oracle["start"])]
+    limit = at_path(ctx["earlier"].get(key(oracle["limitFrom"])), ["result", "maxQueuedCommands"])
+    if not opened or not is_integer(limit):
+        return "the case holds no latestSeq to count from, or no maxQueuedCommands"
+    start = at_path(timeline[opened[-1]][1], ["result", "latestSeq"])
+    book = {"accepted": set(), "done": set(), "seen": set(), "foreign": 0, "latest": start, "cursor": start}
+    peer, timeout = ctx["peer"], ctx["args"].timeout
+
+    def read_page(page):
+        events = at_path(page, ["result", "events"])
+        for item in events if isinstance(events, list) else []:
+            seq, event = at_path(item, ["seq"]), at_path(item, ["event"])
+            if not is_number(seq) or seq <= start:
+                continue
+            book["seen"].add(decimal.Decimal(seq))
+            book["cursor"] = max(book["cursor"], seq)
+            if isinstance(event, dict) and event.get("type") == "command_completed" and is_number(event.get("commandSeq")):
+                number = decimal.Decimal(event["commandSeq"])
+                if number not in book["accepted"]:
+                    book["foreign"] += 1
+                else:
+                    book["done"].add(number)
+        latest = at_path(page, ["result", "latestSeq"])
+        if is_number(latest):
+            book["latest"] = max(book["latest"], latest)
+
+    def accept(r):
+        if at_path(r, ["result", "accepted"]) is True and is_integer(at_path(r, ["result", "commandSeq"])):
+            book["accepted"].add(decimal.Decimal(r["result"]["commandSeq"]))
+            return True
+        return False
+
+    def call(method, params, rid):
+        request = {"jsonrpc": JSONRPC, "id": rid, "method": method, "params": params}
+        peer.write((json.dumps(request) + "\n").encode("utf-8"), [], 0)
+        outcome = peer.read(timeout)
+        if outcome[0] != "line":
+            raise LookupError("%s got no reply: %s" % (method, describe(outcome, timeout)))
+        r, wrong = judge(outcome[1], [rid])
+        if wrong:
+            raise LookupError(wrong)
+        return r
+
+    def poll():
+        while True:
+            page = call("events", {"afterSeq": int(book["cursor"]), "limit": EVENTS_PAGE}, "ledger")
+            read_page(page)
+            if len(at_path(page, ["result", "events"]) or []) < EVENTS_PAGE:
+                return
+
+    def judged(r, among, at_most, accepted):
+        # The poll after the reply: what completed by then bounds what was still outstanding when it was served.
+        poll()
+        unseen = max(0, book["latest"] - start - len(book["seen"]))
+        at_least = len(among) - min(len(among), len(book["done"] & among) + unseen)
+        if oracle["judge"] == "act":
+            if accepted:
+                if at_least >= limit:
+                    return "act was accepted while at least %d accepted commands were outstanding (maxQueuedCommands %s)" % (
+                        at_least, limit)
+                return None
+            if not any(same(at_path(r, ["error", "code"]), c) for c in oracle["codes"]):
+                return "act got neither an acceptance nor %s" % " or ".join(str(c) for c in oracle["codes"])
+            if at_most < limit and book["foreign"] == 0:
+                return "act was rejected while at most %d accepted commands were outstanding, below maxQueuedCommands %s" % (
+                    at_most, limit)
+            return None
+        queued = at_path(r, ["result", "queuedCommands"])
+        if not is_integer(queued):
+            return "status gives no integer queuedCommands"
+        if book["foreign"]:
+            return None
+        if queued > limit:
+            return "queuedCommands %s is over maxQueuedCommands %s" % (queued, limit)
+        if queued > at_most:
+            return "queuedCommands %s, but at most %d accepted commands had not completed" % (queued, at_most)
+        if queued < at_least:
+            return "queuedCommands %s, but at least %d accepted commands had not completed" % (queued, at_least)
+        return None
+
+    for method, r in timeline[opened[-1] + 1:-1]:
+        if method == "act":
+            accept(r)
+        elif method == "events":
+            read_page(r)
+    try:
+        among = set(book["accepted"])
+        at_most = len(among) - len(book["done"] & among)
+        wrong = judged(response, among, at_most, oracle["judge"] == "act" and accept(response))
+        rejections = 0
+        for n in range(oracle.get("more", 0)):
+            if wrong:
+                return wrong
+            if oracle["judge"] == "act":
+                among = set(book["accepted"])
+                at_most = len(among) - len(book["done"] & among)
+                r = call("act", oracle["act"], "more-%d" % n)
+                accepted = accept(r)
+                rejections += 0 if accepted else 1
+                wrong = judged(r, among, at_most, accepted)
+                if rejections >= 4:
+                    break
+            else:
+                if len(book["accepted"]) - len(book["done"]) < limit:
+                    accept(call("act", oracle["act"], "more-%d" % n))
+                poll()
+                among = set(book["accepted"])
+                at_most = len(among) - len(book["done"] & among)
+                wrong = judged(call("status", {}, "more-status-%d" % n), among, at_most, False)
+        return wrong
+    except LookupError as err:
+        return str(err)
 
 
 def completes(oracle, ctx):
@@ -574,6 +699,8 @@ def main():
     judged_send, judged_ids, judged, recorded = None, None, [], []
     # Replies by id: those before the judged one (what an oracle compares with), and every one.
     earlier, judged_responses, all_responses = {}, [], []
+    # Every reply in order, with the method of the request it answers (what a ledger of commands counts).
+    timeline, methods = [], {}
     judged_response, judged_peer = None, None
     last_send, lost = None, False
     opened = 0
@@ -613,6 +740,12 @@ def main():
             last_send = step
             if args.verbose:
                 say("  sent     " + describe(("line", data.rstrip(b"\n")), args.timeout))
+            for sent_line in data.split(b"\n")[:-1]:
+                try:
+                    request = strict_json(sent_line.decode("utf-8"))
+                    methods[key(request.get("id"))] = request.get("method")
+                except (ValueError, RecursionError, AttributeError, UnicodeDecodeError):
+                    pass
             if step.get("judged"):
                 judged_send, judged_ids = data, request_ids(line)
         elif op == "half_close":
@@ -638,6 +771,7 @@ def main():
                     problems.append(wrong)
                     continue
                 all_responses.append(response)
+                timeline.append((methods.get(key(response.get("id"))), response))
                 if step.get("judged"):
                     judged_responses.append(response)
                     if i == 0:
@@ -649,6 +783,18 @@ def main():
                         say("the bridge did not authorize the token in " + TOKEN_ENV + ": set it to the bridge's token")
                         return CANNOT
             if step.get("judged"):
+                # The case waited for the bridge (events it polled for): ask again, as it did, until they are there.
+                until = time.monotonic() + 2 * args.timeout
+                while (ORACLE and ORACLE.get("until") and judged_response is not None and time.monotonic() < until
+                       and check_all(ORACLE["until"], judged_response, {"earlier": earlier, "response": judged_response})):
+                    time.sleep(0.005)
+                    peer.write(fill(judged_send), [], 0)
+                    outcome = peer.read(args.timeout)
+                    response, wrong = judge(outcome[1], judged_ids) if outcome[0] == "line" else (None, None)
+                    if response is None:
+                        break
+                    results, judged_responses[-1:], judged_response = [outcome], [response], response
+                    all_responses[-1:] = [response]
                 judged, recorded, judged_peer = results, [recorded_outcome(r) for r in step["recorded"]], peer
                 first = results[0] if results else ("timeout",)
                 # A reply the framing judge already refused needs no oracle to be wrong.
@@ -657,7 +803,7 @@ def main():
                     for r in judged_responses:
                         mine[key(r.get("id"))] = r
                     context = {"args": args, "earlier": earlier, "with_judged": mine, "peer": peer,
-                               "response": judged_response,
+                               "response": judged_response, "timeline": timeline, "outcome": first,
                                "judged_responses": judged_responses, "all_responses": all_responses}
                     wrong = apply_oracle(ORACLE, first, judged_response, context)
                     if wrong:
@@ -705,12 +851,13 @@ def make_events(args, fill, wanted):
         if NEEDS_TOKEN:
             call("auth", {"token": REDACTED}, "make-auth")
         until = time.monotonic() + 10 * args.timeout
-        acted = 0
+        acted, start = 0, None
         while time.monotonic() < until:
             latest = (call("events", {"afterSeq": 0, "limit": 1}, "make-cursor") or {}).get("latestSeq")
             if is_integer(latest) and latest >= wanted:
                 return None
-            if is_integer(latest) and acted < wanted - latest:
+            start = latest if start is None else start
+            if is_integer(start) and acted < wanted - start:
                 call("act", {"type": "conformance.noop"}, "make-%d" % acted)
                 acted += 1
             else:

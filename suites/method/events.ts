@@ -639,7 +639,7 @@ export const largeMessages: Check = {
         { type, stringArg: `<${text.length} bytes>` },
         ["integration.command-completion"],
       );
-      if (broken) findings.push(broken);
+      if (broken) findings.push(judgedBy({ kind: "completes", acts: [`large-${i}`], after: "cursor" }, broken));
     }
     // A long id makes the reply longer still, as any client's id may.
     const id = `large-page-${"p".repeat(256)}`;
@@ -652,13 +652,26 @@ export const largeMessages: Check = {
       if (reply.kind === "response") largest = Math.max(largest, reply.raw.length);
       if (!page.events.length) {
         if (page.latestSeq > cursor)
-          return fail(
-            `events after ${cursor} returned no events though latestSeq is ${page.latestSeq}: a client paging ` +
-              `with the cursor can go no further.`,
-            "at least one event per page while newer ones are retained (fewer per page where a full page would " +
-              "not fit in one line)",
-            describeReply(reply),
-            ["method.events"],
+          return judgedBy(
+            {
+              kind: "result",
+              expect: [
+                {
+                  anyOf: [
+                    [{ path: ["result", "events", "#"], op: ">", than: { value: 0 } }],
+                    [{ path: ["result", "latestSeq"], op: "<=", than: { value: cursor } }],
+                  ],
+                },
+              ],
+            },
+            fail(
+              `events after ${cursor} returned no events though latestSeq is ${page.latestSeq}: a client paging ` +
+                `with the cursor can go no further.`,
+              "at least one event per page while newer ones are retained (fewer per page where a full page would " +
+                "not fit in one line)",
+              describeReply(reply),
+              ["method.events"],
+            ),
           );
         break;
       }

@@ -188,7 +188,22 @@ export const statusQueued: Check = {
     const ledger = await Ledger.open(ctx, conn);
     let samples = 0;
     const judge = async (): Promise<Finding | undefined> => {
-      const { reply, atMost, atLeast } = await ledger.send(rpc("status", {}, `status-${samples++}`));
+      const at = `status-${samples++}`;
+      const { reply, atMost, atLeast } = await ledger.send(rpc("status", {}, at));
+      const fail = (...args: Parameters<typeof failed>) =>
+        judgedBy(
+          {
+            kind: "ledger",
+            judge: "status",
+            start: "cursor",
+            limitFrom: "status",
+            codes: [],
+            at,
+            more: QUEUED_SAMPLE,
+            act: { type: "conformance.queued" },
+          },
+          failed(...args),
+        );
       const queued = resultOf(reply)?.queuedCommands;
       const shown =
         `${describeReply(reply)} (${ledger.accepted.size} accepted; ` +
@@ -233,7 +248,7 @@ export const statusQueued: Check = {
         );
         acts++;
         if (commandSeq === undefined && errorCode(reply) !== ctx.contract.codes["error.queue-full"])
-          return fail("act was not accepted.", `{"accepted":true,"commandSeq":<integer>}`, describeReply(reply), [
+          return failed("act was not accepted.", `{"accepted":true,"commandSeq":<integer>}`, describeReply(reply), [
             "method.act",
           ]);
         wrong = await judge();
