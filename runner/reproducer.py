@@ -549,9 +549,9 @@ def ledger(oracle, ctx):
                 if rejections >= 4:
                     break
             else:
+                # The status right after the act, while it is likeliest still queued.
                 if len(book["accepted"]) - len(book["done"]) < limit:
                     accept(call("act", oracle["act"], "more-%d" % n))
-                poll()
                 among = set(book["accepted"])
                 at_most = len(among) - len(book["done"] & among)
                 wrong = judged(call("status", {}, "more-status-%d" % n), among, at_most, False)

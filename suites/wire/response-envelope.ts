@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { lostInDouble, preciseNumber } from "../../generators/preciseNumber.js";
 import { requestId } from "../../generators/requestId.js";
 import { type Check, describeReply, type Finding, fail, pass, rpc, warn } from "../harness/check.js";
+import { judgedBy } from "../harness/expect.js";
 import { memberText, sameJsonValue } from "../harness/judge.js";
 
 export const echoId: Check = {
@@ -81,7 +82,10 @@ export const preciseId: Check = {
         // The judge compares parsed ids, where a double has already lost the digits: the id is read as text here.
         const reply = await ctx.call(conn, text, { anyId: true });
         if (reply.kind !== "response")
-          return fail(`No response to ${method} with id ${id}.`, `a response with "id":${id}`, describeReply(reply));
+          return judgedBy(
+            { kind: "answered" },
+            fail(`No response to ${method} with id ${id}.`, `a response with "id":${id}`, describeReply(reply)),
+          );
         const echoed = memberText(reply.raw.toString("utf8"), "id") ?? "";
         if (sameJsonValue(id, echoed)) return pass("echoed");
         const { codes } = ctx.contract;
@@ -102,10 +106,14 @@ export const preciseId: Check = {
           }
         })();
         const how = double !== undefined && sameJsonValue(double, echoed) ? " (what a double makes of it)" : "";
-        return fail(
-          `The response echoed id ${echoed || "(none)"} for the request's id ${id}: another JSON value${how}.`,
-          `"id":${id} (the same JSON value; another spelling of the same number is fine)`,
-          describeReply(reply),
+        // Every reply's id is judged as the same JSON value, exactly: any well-formed reply meets the rule.
+        return judgedBy(
+          { kind: "answered" },
+          fail(
+            `The response echoed id ${echoed || "(none)"} for the request's id ${id}: another JSON value${how}.`,
+            `"id":${id} (the same JSON value; another spelling of the same number is fine)`,
+            describeReply(reply),
+          ),
         );
       },
       { examples: PRECISE_EXAMPLES },
