@@ -127,6 +127,11 @@ export type Oracle =
      * acts {"type": "conformance.noop"} and waits until latestSeq reaches this.
      */
     needsEvents?: number;
+    /**
+     * The near misses of the token the case sent, in order, as descriptions (generators/tokenNearMiss):
+     * the report hides them, and a reproducer applies them to the token it is given.
+     */
+    nearMisses?: Record<string, unknown>[];
     /** The case polled: the reproducer re-sends the judged request until its reply meets these (or twice its timeout passes). */
     until?: Assertion[];
   };

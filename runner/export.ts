@@ -14,6 +14,7 @@ import { ALONGSIDE, PROBE_NOTE } from "../suites/harness/harness.js";
 import { REDACTED } from "../suites/harness/redact.js";
 import { isGapNote } from "../suites/harness/transcript.js";
 import { allChecks } from "../suites/index.js";
+import { NEAR_MISS_SHOWN } from "../suites/method/auth.js";
 import { UsageError } from "./options.js";
 import { parseEndpoint } from "./targets.js";
 import { TOOL } from "./tool.js";
@@ -96,6 +97,8 @@ type Step =
       gap_ms?: number;
       /** When the run sent it, in ms since the case began: a replay sends it no sooner. */
       at_ms?: number;
+      /** An auth request whose token is the oracle's near miss of this index, applied to the token. */
+      near_miss?: number;
       /** An auth request carrying the configured token: its reply tells whether the token is right. */
       auth?: true;
       judged?: true;
@@ -148,6 +151,7 @@ export function planOf(check: CheckReport, o: ExportOptions): Plan {
   let lastSend: { entry: TranscriptEntry; step: Extract<Step, { op: "send" }> } | undefined;
   let sentSinceRead = false;
   const sentAt = new Map<Step, number>();
+  let nearMisses = 0;
   for (const [i, e] of own.entries()) {
     if (e.dir === "event") {
       const text = e.text ?? "";
@@ -174,8 +178,22 @@ export function planOf(check: CheckReport, o: ExportOptions): Plan {
       if (e.truncated && !e.rest)
         missing.set(step, `the report keeps only the first ${bytesOf(e).length} of the ${e.length} bytes of a request`);
       const bytes = sentBytes(step);
-      const hidden = HIDDEN.exec(bytes.toString("utf8").split(REDACTED).join(""));
+      const shown = bytes.toString("utf8");
+      // A near miss of the token is hidden, but the oracle describes it: the script derives it from the token.
+      if (check.oracle?.nearMisses && isHiddenNearMiss(shown)) {
+        step.near_miss = nearMisses++;
+        plan.needsToken = true;
+      }
+      const hidden = HIDDEN.exec(
+        shown
+          .split(REDACTED)
+          .join("")
+          .split(NEAR_MISS_SHOWN)
+          .join(step.near_miss === undefined ? NEAR_MISS_SHOWN : ""),
+      );
       if (hidden) missing.set(step, `the report hides part of a request (${hidden[0]})`);
+      if (step.near_miss !== undefined && step.near_miss >= (check.oracle?.nearMisses?.length ?? 0))
+        missing.set(step, "the report describes fewer near misses of the token than the case sent");
       if (bytes.includes(redacted)) plan.needsToken = true;
       if (e.cuts?.length) step.cuts = e.cuts;
       if (e.t >= 1) step.at_ms = Math.round(e.t);
@@ -223,6 +241,16 @@ function complete(e: TranscriptEntry): boolean {
   if (e.truncated) return true;
   if (e.text !== undefined) return e.text.endsWith("\n");
   return Buffer.from(e.base64 ?? "", "base64").length < e.length;
+}
+
+/** An auth request whose token the report shows as the hidden near miss. */
+function isHiddenNearMiss(text: string): boolean {
+  try {
+    const r = JSON.parse(text) as { method?: unknown; params?: { token?: unknown } };
+    return r.method === "auth" && r.params?.token === NEAR_MISS_SHOWN;
+  } catch {
+    return false;
+  }
 }
 
 function isTokenAuth(text: string | undefined): boolean {

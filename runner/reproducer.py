@@ -735,7 +735,8 @@ def main():
             if due > time.monotonic():
                 time.sleep(due - time.monotonic())
             data = step_bytes(step)
-            line = peer.write(fill(data), step.get("cuts", []), step.get("pause_ms", 0))
+            wire = fill(data) if "near_miss" not in step else near_miss_request(data, token, ORACLE["nearMisses"][step["near_miss"]])
+            line = peer.write(wire, step.get("cuts", []), step.get("pause_ms", 0))
             wrote = time.monotonic()
             last_send = step
             if args.verbose:
@@ -835,6 +836,41 @@ def main():
         return BREAKS
     say("CHANGED: the reply differs from the one recorded when the check failed; judge it yourself")
     return CHANGED
+
+
+NEAR_MISS_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_."
+
+
+def near_miss_params(token, miss):
+    """The auth params for a near miss of token, as the tool made them (its near misses are descriptions)."""
+    kind = miss["kind"]
+    if kind == "prefix":
+        return {"token": token[: miss["keep"] % len(token)]}
+    if kind == "extended":
+        return {"token": token + miss["suffix"]}
+    if kind == "case":
+        if miss["change"] == "swap":
+            return {"token": "".join(c.lower() if c == c.upper() else c.upper() for c in token)}
+        return {"token": token.upper() if miss["change"] == "upper" else token.lower()}
+    if kind == "padded":
+        return {"token": miss["pad"] + token if miss["where"] == "leading" else token + miss["pad"]}
+    if kind == "empty":
+        return {"token": ""}
+    if kind == "changed":
+        chars, at = list(token), miss["at"] % len(token)
+        pick = NEAR_MISS_CHARS[miss["to"] % len(NEAR_MISS_CHARS)]
+        chars[at] = NEAR_MISS_CHARS[(miss["to"] + 1) % len(NEAR_MISS_CHARS)] if chars[at] == pick else pick
+        return {"token": "".join(chars)}
+    if kind == "wrapped":
+        return {"token": [token]}
+    return {}
+
+
+def near_miss_request(data, token, miss):
+    """The auth request the report shows with its near miss hidden, with the near miss of token put back."""
+    request = json.loads(data.decode("utf-8"))
+    request["params"] = near_miss_params(token, miss)
+    return (json.dumps(request, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
 def make_events(args, fill, wanted):

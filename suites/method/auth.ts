@@ -143,6 +143,7 @@ export const authNearMiss: Check = {
       fc.array(tokenNearMiss(), { minLength: 1, maxLength: 6 }),
       async (misses) => {
         const sent: unknown[] = [];
+        const asked: TokenNearMiss[] = [];
         let conn = await ctx.connect();
         let finding: Finding = pass("every near miss refused, and the connection stayed unauthorized");
         try {
@@ -150,6 +151,7 @@ export const authNearMiss: Check = {
             const params = nearMissParams(token, miss);
             if (!params) continue; // this near miss of this token is the token itself
             sent.push(params.token);
+            if ("token" in params) asked.push(miss);
             const judged = await judgeNearMiss(ctx, conn, params, describeNearMiss(token, miss));
             if (judged === "closed") conn = await ctx.connect();
             else if (judged) {
@@ -160,7 +162,10 @@ export const authNearMiss: Check = {
         } catch (err) {
           finding = findingOf(err);
         }
-        return finding.verdict === "pass" ? finding : hideNearMisses(finding, conn.transcript.entries(), sent);
+        if (finding.verdict === "pass") return finding;
+        const hidden = hideNearMisses(finding, conn.transcript.entries(), sent);
+        // The near misses, as descriptions: a reproducer applies them to the token it is given.
+        return hidden.oracle ? { ...hidden, oracle: { ...hidden.oracle, nearMisses: asked } } : hidden;
       },
       // The listed near misses (each kind at its likeliest slip) as one case, then generated ones for other
       // lengths, positions and suffixes.
@@ -181,29 +186,45 @@ async function judgeNearMiss(
   const answer = resultOf(auth)?.authorized;
   const stringToken = typeof params.token === "string";
   if (answer !== false && (stringToken || errorCode(auth) !== codes["error.invalid-params"]))
-    return fail(
-      answer === true ? `auth with ${what} authorized the connection.` : `auth with ${what} was not refused.`,
-      stringToken
-        ? `{"result":{"authorized":false}}`
-        : `{"result":{"authorized":false}} or ${codes["error.invalid-params"]} (not a string token)`,
-      describeReply(auth),
-      ["method.auth"],
+    return judgedBy(
+      {
+        kind: "reply",
+        expect: [
+          {
+            anyOf: [
+              [{ path: ["result", "authorized"], equals: false }],
+              ...(stringToken ? [] : [[{ path: ["error", "code"], equals: codes["error.invalid-params"] }]]),
+            ],
+          },
+        ],
+      },
+      fail(
+        answer === true ? `auth with ${what} authorized the connection.` : `auth with ${what} was not refused.`,
+        stringToken
+          ? `{"result":{"authorized":false}}`
+          : `{"result":{"authorized":false}} or ${codes["error.invalid-params"]} (not a string token)`,
+        describeReply(auth),
+        ["method.auth"],
+      ),
     );
   const ping = await ctx.call(conn, rpc("ping", {}, "after-near-miss"));
   if (ping.kind === "closed" || ping.kind === "reset") return "closed";
   if (errorCode(ping) !== codes["error.unauthorized"])
-    return fail(
-      `After auth refused ${what}, ping on that connection was not rejected with ${codes["error.unauthorized"]}.`,
-      `${codes["error.unauthorized"]} (a refused attempt leaves the connection unauthorized)`,
-      describeReply(ping),
-      ["method.auth", "error.unauthorized"],
+    return judgedBy(
+      { kind: "error", codes: [codes["error.unauthorized"]!], orClose: true },
+      fail(
+        `After auth refused ${what}, ping on that connection was not rejected with ${codes["error.unauthorized"]}.`,
+        `${codes["error.unauthorized"]} (a refused attempt leaves the connection unauthorized)`,
+        describeReply(ping),
+        ["method.auth", "error.unauthorized"],
+      ),
     );
   return undefined;
 }
 
 /** Shortest near miss worth hiding where it comes back: shorter ones give little away and would shred ordinary text. */
 const HIDDEN_MIN_LENGTH = 4;
-const NEAR_MISS_SHOWN = "«near miss of the token»";
+export const NEAR_MISS_SHOWN = "«near miss of the token»";
 
 /**
  * The harness redacts the token itself, not what is derived from it (a prefix, another case): a
