@@ -229,11 +229,47 @@ export function planOf(check: CheckReport, o: ExportOptions): Plan {
     }
   }
   markJudged(plan, own, check.oracle, sentAt);
-  const lost = steps.find((s) => missing.has(s));
+  bridgeGap(plan, missing, check.oracle, o);
+  const lost = plan.steps.find((s) => missing.has(s));
   if (lost) plan.unreproducible ??= missing.get(lost);
-  plan.steps = steps.filter((s) => s.op !== "gap");
+  plan.steps = plan.steps.filter((s) => s.op !== "gap");
   if (plan.probe && o.tokenConfigured) plan.needsToken = true;
   return plan;
+}
+
+/**
+ * A case that made events before what it judged may leave them out of the report: where the
+ * oracle says how many events the case needs, the script makes them itself and replays only what
+ * came after the gap, on a fresh session where the first connection is among what was left out.
+ */
+function bridgeGap(plan: Plan, missing: Map<Step, string>, oracle: Oracle | undefined, o: ExportOptions): void {
+  const gap = plan.steps.map((s) => s.op).lastIndexOf("gap");
+  if (gap === -1 || oracle?.needsEvents === undefined) return;
+  const rest = plan.steps.slice(gap + 1);
+  if (rest.some((s) => missing.has(s))) return;
+  const firstOpen = rest.findIndex((s) => s.op === "open");
+  const firstSend = rest.findIndex((s) => s.op === "send");
+  const session: Step[] =
+    firstSend !== -1 && (firstOpen === -1 || firstSend < firstOpen)
+      ? [
+          { op: "open", alongside: false },
+          ...(o.tokenConfigured
+            ? [
+                {
+                  op: "send" as const,
+                  text: `${JSON.stringify({ jsonrpc: o.contract.jsonrpc, id: "auth", method: "auth", params: { token: REDACTED } })}\n`,
+                  auth: true as const,
+                },
+                { op: "read" as const, count: 1, recorded: [] },
+              ]
+            : []),
+        ]
+      : [];
+  if (session.length > 1) plan.needsToken = true;
+  // The sends after the gap keep their pace relative to one another, not to the case's start.
+  const shift = Math.min(...rest.flatMap((s) => (s.op === "send" && s.at_ms !== undefined ? [s.at_ms] : [])));
+  for (const s of rest) if (s.op === "send" && s.at_ms !== undefined && Number.isFinite(shift)) s.at_ms -= shift;
+  plan.steps = [...session, ...rest];
 }
 
 /** Whether a recorded received line ended with its LF (one recorded at a close did not). */

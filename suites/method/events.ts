@@ -97,12 +97,15 @@ function judgePage(
     expect: [
       { path: count, op: "<=", than: { value: clamped } },
       { path: events, prefixOf: { ref: `all-${retainedAfter}`, path: events }, by: ["seq"] },
-      {
-        anyOf: [
-          [{ path: count, op: ">=", than: { value: clamped } }],
-          [{ path: count, op: ">=", than: { ref: `all-${retainedAfter}`, path: count } }],
-        ],
-      },
+      // What was due: the clamp, or as many as were retained; past one page, readAll paged on and counted them.
+      retained.length >= max
+        ? { path: count, op: ">=", than: { value: Math.min(clamped, retained.length) } }
+        : {
+            anyOf: [
+              [{ path: count, op: ">=", than: { value: clamped } }],
+              [{ path: count, op: ">=", than: { ref: `all-${retainedAfter}`, path: count } }],
+            ],
+          },
     ],
   };
   const fail = (...args: Parameters<typeof failed>) => judgedBy(oracle, failed(...args));
@@ -154,6 +157,10 @@ async function eventsCall(
     );
   return { page: judgeEvents(result, afterSeq, shown), shown };
 }
+
+/** A failure whose case reads events made before it (outside the case, or left out of the report): a reproducer makes them first. */
+const needing = (finding: Finding, latestSeq: number): Finding =>
+  finding.oracle ? { ...finding, oracle: { ...finding.oracle, needsEvents: latestSeq } } : finding;
 
 const CHANGING =
   "the event history kept changing while it was read (commands still queued by an earlier check or another " +
@@ -226,15 +233,12 @@ export const eventsCursor: Check = {
         for (let attempt = 0; attempt < 3; attempt++) {
           const retained = await readAll(ctx, s, afterSeq);
           const called = await eventsCall(ctx, s, { afterSeq, limit }, "limit");
-          if (!("page" in called))
-            return called.oracle ? { ...called, oracle: { ...called.oracle, needsEvents: after.latestSeq } } : called;
+          if (!("page" in called)) return needing(called, after.latestSeq);
           if (retained.changed || called.page.latestSeq !== retained.latestSeq) continue;
           const what = `events after ${afterSeq} with limit ${limit}`;
           const broken = judgePage(ctx, called.page, retained.events, afterSeq, limit, what, called.shown, "limit");
           // The events this case reads were made before it: a reproducer makes as many first.
-          return broken?.oracle
-            ? { ...broken, oracle: { ...broken.oracle, needsEvents: after.latestSeq } }
-            : pass("ok");
+          return broken ? needing(broken, after.latestSeq) : pass("ok");
         }
         return skip(CHANGING);
       },
@@ -488,27 +492,50 @@ export const historyBound: Check = {
     const c = await ctx.session();
     const after = await readAll(ctx, c, 0);
     const st = resultOf(await ctx.call(c, rpc("status", {}, "status-after")));
+    // The events were made before what is judged, and the report may leave their making out: a reproducer makes them.
+    const judged = (oracle: Oracle, finding: Finding) => needing(judgedBy(oracle, finding), after.latestSeq);
+    const count = ["result", "events", "#"];
     if (typeof st?.events === "number" && st.events > maxEvents)
-      return fail(
-        `status reports ${st.events} retained events, over maxEvents ${maxEvents}.`,
-        `events <= ${maxEvents}`,
-        JSON.stringify(st),
-        ["integration.bounded-state"],
+      return judged(
+        { kind: "result", expect: [{ path: ["result", "events"], op: "<=", than: { value: maxEvents } }] },
+        fail(
+          `status reports ${st.events} retained events, over maxEvents ${maxEvents}.`,
+          `events <= ${maxEvents}`,
+          JSON.stringify(st),
+          ["integration.bounded-state"],
+        ),
       );
     const retained = after.events.length;
     if (retained > maxEvents)
-      return fail(
-        `events returned ${retained} events, more than maxEvents ${maxEvents}.`,
-        `at most ${maxEvents} retained`,
-        `${retained}`,
-        ["integration.bounded-state"],
+      return judged(
+        { kind: "result", expect: [{ path: count, op: "<=", than: { value: maxEvents } }], at: "all-0" },
+        fail(
+          `events returned ${retained} events, more than maxEvents ${maxEvents}.`,
+          `at most ${maxEvents} retained`,
+          `${retained}`,
+          ["integration.bounded-state"],
+        ),
       );
     if (after.events.some((e) => e.seq <= made) && maxEvents < needed)
-      return fail(
-        `After ${needed} newer events, events at or before seq ${made} are still retained.`,
-        `the oldest events dropped (maxEvents ${maxEvents})`,
-        `oldest retained seq ${after.events[0]?.seq}`,
-        ["integration.bounded-state"],
+      return judged(
+        {
+          kind: "result",
+          expect: [
+            {
+              path: ["result", "events", 0, "seq"],
+              op: ">",
+              than: { here: ["result", "latestSeq"] },
+              plus: -maxEvents,
+            },
+          ],
+          at: "all-0",
+        },
+        fail(
+          `After ${needed} newer events, events at or before seq ${made} are still retained.`,
+          `the oldest events dropped (maxEvents ${maxEvents})`,
+          `oldest retained seq ${after.events[0]?.seq}`,
+          ["integration.bounded-state"],
+        ),
       );
     return pass(`After ${needed} completions the history held ${retained} events (maxEvents ${maxEvents}).`);
   },
@@ -570,14 +597,14 @@ export const limitMax: Check = {
       let changed = false;
       for (const limit of [max - 1, max, max + 1, Number.MAX_SAFE_INTEGER]) {
         const called = await eventsCall(ctx, c, { afterSeq: 0, limit }, "limit-max");
-        if (!("page" in called)) return called;
+        if (!("page" in called)) return needing(called, all.latestSeq);
         if (called.page.latestSeq !== all.latestSeq) {
           changed = true;
           break;
         }
         const what = `events after 0 with limit ${limit} (${retained} retained)`;
         const broken = judgePage(ctx, called.page, all.events, 0, limit, what, called.shown, "limit-max");
-        if (broken) return broken;
+        if (broken) return needing(broken, all.latestSeq);
       }
       if (!changed)
         return pass(`With ${retained} events retained, every limit from ${max - 1} up was clamped exactly.`);
