@@ -110,13 +110,16 @@ export type Oracle =
      */
     | {
         kind: "ledger";
-        judge: "act" | "status";
+        /** "flood": the judged reply is the start, and the acts that follow are the reproducer's, all judged; then each accepted one completes. */
+        judge: "act" | "status" | "flood";
         start: unknown;
         limitFrom: unknown;
         codes: number[];
         /** Then, as the check went on: up to this many acts with params `act` (each followed by a status where one is judged). */
         more?: number;
         act?: Record<string, unknown>;
+        /** The judged reply is the one to `start`: the acts judged are all the reproducer's own. */
+        fromStart?: boolean;
       }
     /** After the case, the bridge still answers ping with {ok:true} on a fresh connection (the liveness probe). */
     | { kind: "alive" }

@@ -58,8 +58,16 @@ export function exportReproducers(
   }
   const written: string[] = [];
   const refused: Refused[] = [];
-  const scripts = [...failing.values()].flatMap(({ check, rules }) => {
-    const plan = planOf(check, o);
+  const scripts = [...failing.values()].flatMap(({ check: failed, rules }) => {
+    let check = failed;
+    let plan = planOf(check, o);
+    // A queue's ledger can start over from where it opened when the report left out what came between.
+    const { oracle } = check;
+    if (plan.unreproducible !== undefined && oracle?.kind === "ledger" && !oracle.fromStart) {
+      const restarted = { ...check, oracle: { ...oracle, at: oracle.start, fromStart: true } };
+      const again = planOf(restarted, o);
+      if (again.unreproducible === undefined) [check, plan] = [restarted, again];
+    }
     if (plan.unreproducible === undefined) return [{ check, rules, plan }];
     refused.push({ check: check.id, reason: plan.unreproducible });
     return [];
@@ -451,9 +459,11 @@ function oracleText(oracle: Oracle | undefined): string {
         oracle.orCodes?.length ? `, unless rejected with ${oracle.orCodes.join(" or ")}` : ""
       }`;
     case "ledger":
-      return oracle.judge === "act"
-        ? `act accepted only with fewer than maxQueuedCommands outstanding, and rejected (${oracle.codes.join(" or ")}) only with that many`
-        : "status.queuedCommands within the accepted commands not yet completed, and not above maxQueuedCommands";
+      return oracle.judge === "flood"
+        ? `acts until the queue is full, each accepted only with fewer than maxQueuedCommands outstanding and rejected (${oracle.codes.join(" or ")}) only with that many; then every accepted command completes`
+        : oracle.judge === "act"
+          ? `act accepted only with fewer than maxQueuedCommands outstanding, and rejected (${oracle.codes.join(" or ")}) only with that many`
+          : "status.queuedCommands within the accepted commands not yet completed, and not above maxQueuedCommands";
     case "alive":
       return "the bridge still answers ping on a fresh connection after the case";
   }

@@ -256,6 +256,7 @@ def at_path(value, path):
 
 
 MISSING = object()
+VERBOSE = False
 
 TYPES = {
     "integer": is_integer,
@@ -446,7 +447,11 @@ def ledger(oracle, ctx):
     timeline, response = ctx["timeline"], ctx["response"]
     if response is None:
         return "no reply: " + describe(ctx["outcome"], ctx["args"].timeout)
-    opened = [i for i, (_, r) in enumerate(timeline[:-1]) if same(r.get("id"), oracle["start"])]
+    flood = oracle["judge"] == "flood"
+    # From the start: the judged reply is the latestSeq counted from, and every act that follows is the reproducer's.
+    fresh = flood or oracle.get("fromStart")
+    opened = [len(timeline) - 1] if fresh else [
+        i for i, (_, r) in enumerate(timeline[:-1]) if same(r.get("id"), oracle["start"])]
     limit = at_path(ctx["earlier"].get(key(oracle["limitFrom"])), ["result", "maxQueuedCommands"])
     if not opened or not is_integer(limit):
         return "the case holds no latestSeq to count from, or no maxQueuedCommands"
@@ -490,18 +495,25 @@ def ledger(oracle, ctx):
         return r
 
     def poll():
+        # From the first seq not seen yet: the replayed polls asked after cursors of their own run, and may have
+        # passed over completions this replay had not made yet.
+        cursor = start
+        while decimal.Decimal(cursor) + 1 in book["seen"]:
+            cursor += 1
         while True:
-            page = call("events", {"afterSeq": int(book["cursor"]), "limit": EVENTS_PAGE}, "ledger")
+            page = call("events", {"afterSeq": int(cursor), "limit": EVENTS_PAGE}, "ledger")
             read_page(page)
-            if len(at_path(page, ["result", "events"]) or []) < EVENTS_PAGE:
+            events = at_path(page, ["result", "events"]) or []
+            if len(events) < EVENTS_PAGE or not is_number(at_path(events[-1], ["seq"])):
                 return
+            cursor = events[-1]["seq"]
 
     def judged(r, among, at_most, accepted):
         # The poll after the reply: what completed by then bounds what was still outstanding when it was served.
         poll()
         unseen = max(0, book["latest"] - start - len(book["seen"]))
         at_least = len(among) - min(len(among), len(book["done"] & among) + unseen)
-        if oracle["judge"] == "act":
+        if oracle["judge"] in ("act", "flood"):
             if accepted:
                 if at_least >= limit:
                     return "act was accepted while at least %d accepted commands were outstanding (maxQueuedCommands %s)" % (
@@ -509,6 +521,8 @@ def ledger(oracle, ctx):
                 return None
             if not any(same(at_path(r, ["error", "code"]), c) for c in oracle["codes"]):
                 return "act got neither an acceptance nor %s" % " or ".join(str(c) for c in oracle["codes"])
+            if VERBOSE:
+                print("  ledger: act rejected with at most %d outstanding, %d foreign" % (at_most, book["foreign"]))
             if at_most < limit and book["foreign"] == 0:
                 return "act was rejected while at most %d accepted commands were outstanding, below maxQueuedCommands %s" % (
                     at_most, limit)
@@ -534,12 +548,12 @@ def ledger(oracle, ctx):
     try:
         among = set(book["accepted"])
         at_most = len(among) - len(book["done"] & among)
-        wrong = judged(response, among, at_most, oracle["judge"] == "act" and accept(response))
+        wrong = None if fresh else judged(response, among, at_most, oracle["judge"] == "act" and accept(response))
         rejections = 0
         for n in range(oracle.get("more", 0)):
             if wrong:
                 return wrong
-            if oracle["judge"] == "act":
+            if oracle["judge"] in ("act", "flood"):
                 among = set(book["accepted"])
                 at_most = len(among) - len(book["done"] & among)
                 r = call("act", oracle["act"], "more-%d" % n)
@@ -548,6 +562,12 @@ def ledger(oracle, ctx):
                 wrong = judged(r, among, at_most, accepted)
                 if rejections >= 4:
                     break
+                if not accepted and not wrong:
+                    # As the check does: wait for one completion, so the next act lands with exactly one slot free.
+                    done, until = len(book["done"]), time.monotonic() + 2 * timeout
+                    while len(book["done"]) == done and book["accepted"] - book["done"] and time.monotonic() < until:
+                        poll()
+                        time.sleep(0.001)
             else:
                 # The status right after the act, while it is likeliest still queued.
                 if len(book["accepted"]) - len(book["done"]) < limit:
@@ -555,7 +575,23 @@ def ledger(oracle, ctx):
                 among = set(book["accepted"])
                 at_most = len(among) - len(book["done"] & among)
                 wrong = judged(call("status", {}, "more-status-%d" % n), among, at_most, False)
-        return wrong
+        if wrong or not flood:
+            return wrong
+        # Then every accepted command completes: a full queue rejects, it never drops or overwrites.
+        until = time.monotonic() + 2 * timeout
+        while book["accepted"] - book["done"] and time.monotonic() < until:
+            done = len(book["done"])
+            poll()
+            if len(book["done"]) > done:
+                until = time.monotonic() + 2 * timeout
+            else:
+                time.sleep(0.002)
+        unseen = max(0, book["latest"] - start - len(book["seen"]))
+        lost = len(book["accepted"]) - min(len(book["accepted"]), len(book["done"]) + unseen)
+        if lost:
+            return "%d of %d accepted commands never completed: the queue dropped or overwrote them" % (
+                lost, len(book["accepted"]))
+        return None
     except LookupError as err:
         return str(err)
 
@@ -650,6 +686,8 @@ def main():
     parser.add_argument("--allow-remote", action="store_true", help="connect to a host that is not loopback")
     parser.add_argument("--verbose", "-v", action="store_true", help="show every step of the exchange")
     args = parser.parse_args()
+    global VERBOSE
+    VERBOSE = args.verbose
     if not (args.timeout > 0):
         parser.error("--timeout must be a positive number of seconds")
     say = print

@@ -101,11 +101,23 @@ export const queueFull: Check = {
     const lost = ledger.provablyLost;
     if (lost > 0) {
       const never = ledger.pending;
-      return fail(
-        `${lost} of ${ledger.accepted.size} accepted commands never completed: the queue dropped or overwrote them.`,
-        "every accepted command completes; a full queue rejects new ones",
-        `no completion seen for commandSeq ${never.slice(0, 10).join(", ")}${never.length > 10 ? ", …" : ""}`,
-        ["integration.bounded-state", "error.queue-full"],
+      return judgedBy(
+        {
+          kind: "ledger",
+          judge: "flood",
+          start: "cursor",
+          limitFrom: "status",
+          codes: [code!],
+          at: "cursor",
+          more: attempts,
+          act: { type: "conformance.flood" },
+        },
+        fail(
+          `${lost} of ${ledger.accepted.size} accepted commands never completed: the queue dropped or overwrote them.`,
+          "every accepted command completes; a full queue rejects new ones",
+          `no completion seen for commandSeq ${never.slice(0, 10).join(", ")}${never.length > 10 ? ", …" : ""}`,
+          ["integration.bounded-state", "error.queue-full"],
+        ),
       );
     }
     if (verdict) return verdict;
