@@ -302,7 +302,9 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
   }
   if (values.export) {
     const options = { contract, tokenEnv, tokenConfigured: Boolean(token), timeoutMs };
-    const written = exportReproducers(values.export, report, options);
+    const { written, refused } = exportReproducers(values.export, report, options);
+    for (const { check, reason } of refused)
+      io.err(`aicontrol-conformance: --export: no reproducer of ${check}: ${reason}\n`);
     if (written.length) io.err(`aicontrol-conformance: exported ${written.length} reproducer(s) to ${values.export}\n`);
   }
   if (previous) human(formatChanges(compareReports(previous, report), values.compare!));

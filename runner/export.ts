@@ -1,15 +1,20 @@
 // --export DIR: one standalone reproducer per failing check, a dependency-free Python 3 script
-// that re-sends the recorded minimal case byte for byte and judges the reply as the check did.
-import { writeFileSync } from "node:fs";
+// that re-sends the recorded minimal case byte for byte and judges the reply by the check's
+// machine oracle. The script is runner/reproducer.py (the replay and the judgement, the same for
+// every check) with the check's plan (data: the steps, the oracle) put in place of its marker.
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { isDeepStrictEqual } from "node:util";
 import type { Contract } from "../protocol/contract.js";
-import type { Oracle } from "../protocol/verdict.js";
+import type { Assertion, Operand, Oracle } from "../protocol/verdict.js";
 import { makeDirectory, reproducibility } from "../reports/output.js";
 import type { CheckReport, Report, TranscriptEntry } from "../reports/types.js";
 import { NOTE } from "../suites/harness/connection.js";
 import { ALONGSIDE, PROBE_NOTE } from "../suites/harness/harness.js";
 import { REDACTED } from "../suites/harness/redact.js";
 import { isGapNote } from "../suites/harness/transcript.js";
+import { allChecks } from "../suites/index.js";
+import { NEAR_MISS_SHOWN } from "../suites/method/auth.js";
 import { UsageError } from "./options.js";
 import { parseEndpoint } from "./targets.js";
 import { TOOL } from "./tool.js";
@@ -27,8 +32,21 @@ export interface ExportOptions {
 export const reproducerName = (checkId: string): string =>
   `${checkId.replace(/\//g, "__").replace(/[^A-Za-z0-9._-]/g, "_")}.py`;
 
-/** Writes DIR/<check>.py for every failing check of the report; returns the files written. */
-export function exportReproducers(dir: string, report: Report, o: ExportOptions): string[] {
+/** A failing check whose case cannot be re-sent from the report, and why: no script is written for it. */
+export interface Refused {
+  check: string;
+  reason: string;
+}
+
+/**
+ * Writes DIR/<check>.py for every failing check of the report whose case the report holds whole;
+ * returns the files written and the checks refused, each with the reason.
+ */
+export function exportReproducers(
+  dir: string,
+  report: Report,
+  o: ExportOptions,
+): { written: string[]; refused: Refused[] } {
   const failing = new Map<string, { check: CheckReport; rules: string[] }>();
   for (const rule of report.rules) {
     for (const check of rule.checks) {
@@ -39,17 +57,32 @@ export function exportReproducers(dir: string, report: Report, o: ExportOptions)
     }
   }
   const written: string[] = [];
+  const refused: Refused[] = [];
+  const scripts = [...failing.values()].flatMap(({ check: failed, rules }) => {
+    let check = failed;
+    let plan = planOf(check, o);
+    // A queue's ledger can start over from where it opened when the report left out what came between.
+    const { oracle } = check;
+    if (plan.unreproducible !== undefined && oracle?.kind === "ledger" && !oracle.fromStart) {
+      const restarted = { ...check, oracle: { ...oracle, at: oracle.start, fromStart: true } };
+      const again = planOf(restarted, o);
+      if (again.unreproducible === undefined) [check, plan] = [restarted, again];
+    }
+    if (plan.unreproducible === undefined) return [{ check, rules, plan }];
+    refused.push({ check: check.id, reason: plan.unreproducible });
+    return [];
+  });
   try {
-    if (failing.size) makeDirectory(dir);
-    for (const { check, rules } of failing.values()) {
+    if (scripts.length) makeDirectory(dir);
+    for (const { check, rules, plan } of scripts) {
       const file = join(dir, reproducerName(check.id));
-      writeFileSync(file, reproducerScript(check, rules, report, o), { mode: 0o755 });
+      writeFileSync(file, scriptOf(check, plan, rules, report, o), { mode: 0o755 });
       written.push(file);
     }
   } catch (err) {
     throw new UsageError(`--export: cannot write to ${dir}: ${(err as Error).message}`);
   }
-  return written;
+  return { written, refused };
 }
 
 /** What came back after a request, as the transcript recorded it. */
@@ -70,14 +103,20 @@ type Step =
       cuts?: number[];
       pause_ms?: number;
       gap_ms?: number;
+      /** When the run sent it, in ms since the case began: a replay sends it no sooner. */
+      at_ms?: number;
+      /** An auth request whose token is the oracle's near miss of this index, applied to the token. */
+      near_miss?: number;
       /** An auth request carrying the configured token: its reply tells whether the token is right. */
       auth?: true;
       judged?: true;
     }
   | { op: "half_close" }
+  /** Entries the report left out (removed once the judged request is known: only a gap before it matters). */
+  | { op: "gap" }
   | { op: "read"; count: number; recorded: Recorded[]; judged?: true };
 
-interface Plan {
+export interface Plan {
   steps: Step[];
   probe: boolean;
   /** Why the case cannot be re-sent as it ran, where it cannot. */
@@ -113,16 +152,22 @@ export function planOf(check: CheckReport, o: ExportOptions): Plan {
   const redacted = Buffer.from(REDACTED, "utf8");
   if (!entries.length)
     plan.unreproducible = "the report recorded no bytes of this case (no transcript, or an empty one)";
-  else if (entries.some((e) => e.dir === "event" && isGapNote(e.text ?? "")))
-    plan.unreproducible = "the report keeps only the start and the end of this case's long exchange";
+  // What the report does not hold whole matters only where it comes before the judged reply: later steps are not sent.
+  const missing = new Map<Step, string>();
   const steps = plan.steps;
   let read: Extract<Step, { op: "read" }> | undefined;
   let lastSend: { entry: TranscriptEntry; step: Extract<Step, { op: "send" }> } | undefined;
   let sentSinceRead = false;
-  for (const e of own) {
+  const sentAt = new Map<Step, number>();
+  let nearMisses = 0;
+  for (const [i, e] of own.entries()) {
     if (e.dir === "event") {
       const text = e.text ?? "";
-      if (OPENED.test(text)) {
+      if (isGapNote(text)) {
+        const gap: Step = { op: "gap" };
+        steps.push(gap);
+        missing.set(gap, "the report keeps only the start and the end of this case's long exchange");
+      } else if (OPENED.test(text)) {
         steps.push({ op: "open", alongside: text.endsWith(ALONGSIDE) });
         read = undefined;
         lastSend = undefined;
@@ -139,12 +184,27 @@ export function planOf(check: CheckReport, o: ExportOptions): Plan {
         ...(e.truncated && e.rest ? { run: e.rest.run, times: e.rest.times, tail: e.rest.tail } : {}),
       };
       if (e.truncated && !e.rest)
-        plan.unreproducible ??= `the report keeps only the first ${bytesOf(e).length} of the ${e.length} bytes of a request`;
+        missing.set(step, `the report keeps only the first ${bytesOf(e).length} of the ${e.length} bytes of a request`);
       const bytes = sentBytes(step);
-      const hidden = HIDDEN.exec(bytes.toString("utf8").split(REDACTED).join(""));
-      if (hidden) plan.unreproducible ??= `the report hides part of a request (${hidden[0]})`;
+      const shown = bytes.toString("utf8");
+      // A near miss of the token is hidden, but the oracle describes it: the script derives it from the token.
+      if (check.oracle?.nearMisses && isHiddenNearMiss(shown)) {
+        step.near_miss = nearMisses++;
+        plan.needsToken = true;
+      }
+      const hidden = HIDDEN.exec(
+        shown
+          .split(REDACTED)
+          .join("")
+          .split(NEAR_MISS_SHOWN)
+          .join(step.near_miss === undefined ? NEAR_MISS_SHOWN : ""),
+      );
+      if (hidden) missing.set(step, `the report hides part of a request (${hidden[0]})`);
+      if (step.near_miss !== undefined && step.near_miss >= (check.oracle?.nearMisses?.length ?? 0))
+        missing.set(step, "the report describes fewer near misses of the token than the case sent");
       if (bytes.includes(redacted)) plan.needsToken = true;
       if (e.cuts?.length) step.cuts = e.cuts;
+      if (e.t >= 1) step.at_ms = Math.round(e.t);
       if (e.pauseMs) step.pause_ms = e.pauseMs;
       // Back-to-back writes keep the pause between them: a bridge may depend on reading them apart.
       if (lastSend && sentSinceRead) {
@@ -154,6 +214,7 @@ export function planOf(check: CheckReport, o: ExportOptions): Plan {
       }
       if (isTokenAuth(e.text)) step.auth = true;
       steps.push(step);
+      sentAt.set(step, i);
       lastSend = { entry: e, step };
       sentSinceRead = true;
       read = undefined;
@@ -175,9 +236,48 @@ export function planOf(check: CheckReport, o: ExportOptions): Plan {
       });
     }
   }
-  markJudged(plan, own, check.oracle);
+  markJudged(plan, own, check.oracle, sentAt);
+  bridgeGap(plan, missing, check.oracle, o);
+  const lost = plan.steps.find((s) => missing.has(s));
+  if (lost) plan.unreproducible ??= missing.get(lost);
+  plan.steps = plan.steps.filter((s) => s.op !== "gap");
   if (plan.probe && o.tokenConfigured) plan.needsToken = true;
   return plan;
+}
+
+/**
+ * A case that made events before what it judged may leave them out of the report: where the
+ * oracle says how many events the case needs, the script makes them itself and replays only what
+ * came after the gap, on a fresh session where the first connection is among what was left out.
+ */
+function bridgeGap(plan: Plan, missing: Map<Step, string>, oracle: Oracle | undefined, o: ExportOptions): void {
+  const gap = plan.steps.map((s) => s.op).lastIndexOf("gap");
+  if (gap === -1 || oracle?.needsEvents === undefined) return;
+  const rest = plan.steps.slice(gap + 1);
+  if (rest.some((s) => missing.has(s))) return;
+  const firstOpen = rest.findIndex((s) => s.op === "open");
+  const firstSend = rest.findIndex((s) => s.op === "send");
+  const session: Step[] =
+    firstSend !== -1 && (firstOpen === -1 || firstSend < firstOpen)
+      ? [
+          { op: "open", alongside: false },
+          ...(o.tokenConfigured
+            ? [
+                {
+                  op: "send" as const,
+                  text: `${JSON.stringify({ jsonrpc: o.contract.jsonrpc, id: "auth", method: "auth", params: { token: REDACTED } })}\n`,
+                  auth: true as const,
+                },
+                { op: "read" as const, count: 1, recorded: [] },
+              ]
+            : []),
+        ]
+      : [];
+  if (session.length > 1) plan.needsToken = true;
+  // The sends after the gap keep their pace relative to one another, not to the case's start.
+  const shift = Math.min(...rest.flatMap((s) => (s.op === "send" && s.at_ms !== undefined ? [s.at_ms] : [])));
+  for (const s of rest) if (s.op === "send" && s.at_ms !== undefined && Number.isFinite(shift)) s.at_ms -= shift;
+  plan.steps = [...session, ...rest];
 }
 
 /** Whether a recorded received line ended with its LF (one recorded at a close did not). */
@@ -185,6 +285,16 @@ function complete(e: TranscriptEntry): boolean {
   if (e.truncated) return true;
   if (e.text !== undefined) return e.text.endsWith("\n");
   return Buffer.from(e.base64 ?? "", "base64").length < e.length;
+}
+
+/** An auth request whose token the report shows as the hidden near miss. */
+function isHiddenNearMiss(text: string): boolean {
+  try {
+    const r = JSON.parse(text) as { method?: unknown; params?: { token?: unknown } };
+    return r.method === "auth" && r.params?.token === NEAR_MISS_SHOWN;
+  } catch {
+    return false;
+  }
 }
 
 function isTokenAuth(text: string | undefined): boolean {
@@ -197,14 +307,28 @@ function isTokenAuth(text: string | undefined): boolean {
 }
 
 /**
- * The last request of the case is the one judged: its first reply is what the oracle or the
- * comparison is about. Where the transcript read nothing after it, a read is added.
+ * The request judged is the oracle's `at` (the last request with that id), or else the case's
+ * last: its first reply is what the oracle or the comparison is about. Where the transcript read
+ * nothing after it, a read is added; what the case did after that read is not replayed.
  */
-function markJudged(plan: Plan, own: TranscriptEntry[], oracle: Oracle | undefined): void {
+function markJudged(plan: Plan, own: TranscriptEntry[], oracle: Oracle | undefined, sentAt: Map<Step, number>): void {
   const steps = plan.steps;
-  const at = steps.map((s) => s.op).lastIndexOf("send");
-  if (at === -1) {
-    plan.unreproducible ??= "the case sent nothing the report recorded";
+  const sends = steps.flatMap((s, i) => (s.op === "send" ? [i] : []));
+  // An oracle on completions judges the act, however long the case then waited.
+  const atId = oracle?.at ?? (oracle?.kind === "completes" ? oracle.acts.at(-1) : undefined);
+  const at =
+    atId === undefined
+      ? sends.at(-1)
+      : sends
+          .filter((i) =>
+            requestIds(sentBytes(steps[i] as Extract<Step, { op: "send" }>)).some((id) => isDeepStrictEqual(id, atId)),
+          )
+          .at(-1);
+  if (at === undefined) {
+    plan.unreproducible ??=
+      atId === undefined
+        ? "the case sent nothing the report recorded"
+        : `the report holds no request with the id ${JSON.stringify(atId)} the check judged`;
     return;
   }
   const send = steps[at] as Extract<Step, { op: "send" }>;
@@ -217,8 +341,11 @@ function markJudged(plan: Plan, own: TranscriptEntry[], oracle: Oracle | undefin
     steps.splice(readAt, 0, read);
   }
   read.judged = true;
+  steps.length = readAt + 1;
   // How the exchange after the judged request ended, where fewer lines came than were read.
-  const after = own.slice(own.map((e) => e.dir).lastIndexOf("send") + 1);
+  const from = sentAt.get(send)! + 1;
+  const nextSend = own.findIndex((e, i) => i >= from && e.dir === "send");
+  const after = own.slice(from, nextSend === -1 ? undefined : nextSend);
   const end = after.find(
     (e) =>
       (e.dir === "recv" && !complete(e)) ||
@@ -232,12 +359,32 @@ function markJudged(plan: Plan, own: TranscriptEntry[], oracle: Oracle | undefin
       : end.text?.startsWith(NOTE.socketError)
         ? "reset"
         : "oversized";
-  const sent = sentBytes(send);
-  // Without an oracle the replies are compared: as many are read as the request has lines, so a fixed bridge shows.
-  const lines = oracle ? 0 : sent.reduce((n, x) => n + (x === 0x0a ? 1 : 0), 0);
+  // Without an oracle the replies are compared: as many are read as the request has lines, so a fixed bridge
+  // shows; an oracle on the order of the replies reads one per id.
+  const lines = !oracle
+    ? sentBytes(send).reduce((n, x) => n + (x === 0x0a ? 1 : 0), 0)
+    : oracle.kind === "order"
+      ? oracle.ids.length
+      : 0;
   read.count = Math.max(1, read.recorded.length, lines);
   // Fewer lines came than are read: then came the end recorded (or nothing within the timeout).
   if (read.recorded.length < read.count) read.recorded.push({ kind });
+}
+
+/** The ids of the complete request lines among `bytes` (a line that is not a JSON object has none). */
+function requestIds(bytes: Buffer): unknown[] {
+  return bytes
+    .toString("utf8")
+    .split("\n")
+    .slice(0, -1)
+    .flatMap((line) => {
+      try {
+        const value = JSON.parse(line) as unknown;
+        return value && typeof value === "object" && "id" in value ? [(value as { id: unknown }).id] : [];
+      } catch {
+        return [];
+      }
+    });
 }
 
 /** A Python string literal holding `s`, in ASCII (escapes for everything else). */
@@ -286,23 +433,72 @@ const comment = (label: string, value: string | undefined) =>
         .split("\n")
         .map((line, i) => `# ${i ? "    " : ""}${line}`.trimEnd());
 
+const either = (codes: number[]) => (codes.length ? `code ${codes.join(" or ")}` : "any code");
+
 function oracleText(oracle: Oracle | undefined): string {
   if (!oracle) return "none: the reply is compared with the one recorded when the check failed";
   switch (oracle.kind) {
     case "error":
-      return `an error with code ${oracle.codes.join(" or ")}${oracle.orClose ? ", or the connection closed" : ""}`;
+      return `an error with ${either(oracle.codes)}${oracle.orClose ? ", or the connection closed" : ""}${
+        oracle.orSilence ? ", or no reply" : ""
+      }`;
     case "result":
       return `a result${oracle.equals ? ` holding ${JSON.stringify(oracle.equals)}` : ""}${
         oracle.positiveIntegers ? ` with ${oracle.positiveIntegers.join(", ")} an integer above 0` : ""
+      }${oracle.expect ? `, and ${oracle.expect.map(assertionText).join("; ")}` : ""}`;
+    case "reply":
+      return oracle.expect.map(assertionText).join("; ");
+    case "answered":
+      return "a well-formed reply";
+    case "order":
+      return `one reply per line, their ids in order: ${oracle.ids.map((id) => JSON.stringify(id)).join(", ")}`;
+    case "never":
+      return `no reply answers the request with id ${JSON.stringify(oracle.id)}`;
+    case "completes":
+      return `each accepted act (${oracle.acts.map((id) => JSON.stringify(id)).join(", ")}) completes exactly once as {commandSeq: integer, success: boolean, message: string}${
+        oracle.orCodes?.length ? `, unless rejected with ${oracle.orCodes.join(" or ")}` : ""
       }`;
+    case "ledger":
+      return oracle.judge === "flood"
+        ? `acts until the queue is full, each accepted only with fewer than maxQueuedCommands outstanding and rejected (${oracle.codes.join(" or ")}) only with that many; then every accepted command completes`
+        : oracle.judge === "act"
+          ? `act accepted only with fewer than maxQueuedCommands outstanding, and rejected (${oracle.codes.join(" or ")}) only with that many`
+          : "status.queuedCommands within the accepted commands not yet completed, and not above maxQueuedCommands";
     case "alive":
       return "the bridge still answers ping on a fresh connection after the case";
   }
 }
 
-/** The script for one failing check. */
-export function reproducerScript(check: CheckReport, rules: string[], report: Report, o: ExportOptions): string {
-  const plan = planOf(check, o);
+const pathText = (path: readonly (string | number)[]) => path.join(".") || "the reply";
+
+function operandText(than: Operand): string {
+  if ("value" in than) return JSON.stringify(than.value);
+  if ("peer" in than) return `the ${than.peer} connected to`;
+  if ("here" in than) return pathText(than.here);
+  return `${pathText(than.path ?? [])} of the reply to ${JSON.stringify(than.ref)}`;
+}
+
+function assertionText(a: Assertion): string {
+  const where = `${a.of === undefined ? "" : `in the reply to ${JSON.stringify(a.of)}, `}${pathText(a.path ?? [])}`;
+  if ("is" in a) return `${where} ${a.is === "absent" || a.is === "present" ? "is" : "is a JSON"} ${a.is}`;
+  if ("equals" in a) return `${where} is ${JSON.stringify(a.equals)}`;
+  if ("op" in a) return `${where} ${a.op} ${operandText(a.than)}${a.plus ? ` + ${a.plus}` : ""}`;
+
+  if ("every" in a) return `every item of ${where}: ${a.every.map(assertionText).join(", ")}`;
+  if ("ascending" in a) return `${where} ascending by ${pathText(a.ascending)}`;
+  if ("prefixOf" in a)
+    return `${where} is the start of ${operandText(a.prefixOf)}${a.by ? ` (by ${pathText(a.by)})` : ""}`;
+  if ("namesPeer" in a) return `${where} names the address connected to`;
+  return a.anyOf.map((all) => all.map(assertionText).join(" and ")).join(", or ");
+}
+
+/** The runtime every script shares: runner/reproducer.py (copied beside the compiled code). */
+let runtime: string | undefined;
+const MARKER = "# The plan of one check goes here.\n";
+
+/** The script for one failing check whose case the report holds whole. */
+export function scriptOf(check: CheckReport, plan: Plan, rules: string[], report: Report, o: ExportOptions): string {
+  runtime ??= readFileSync(new URL("./reproducer.py", import.meta.url), "utf8");
   const { contract } = o;
   const at = !report.target.spawned && report.target.endpoint ? parseEndpoint(report.target.endpoint) : undefined;
   const host = at?.host ?? contract.defaults.host;
@@ -329,15 +525,15 @@ export function reproducerScript(check: CheckReport, rules: string[], report: Re
     "#",
     "# It re-sends the exact bytes of the minimal case as the report recorded them (the same",
     "# connections, TCP segments and pauses between writes), then judges the first reply to the",
-    "# case's last request: first as every reply (strict UTF-8, one JSON object without NaN, the",
+    "# request the check judged: first as every reply (strict UTF-8, one JSON object without NaN, the",
     `# jsonrpc version "${contract.jsonrpc}", the request's id echoed, exactly one of result and error),`,
-    "# then by the check's oracle where it has one; without one, that reply is compared with the",
-    "# one recorded when the check failed.",
-    ...comment("Oracle:      ", oracleText(check.oracle)),
+    "# then by the check's oracle.",
+    ...(check.oracle
+      ? comment("Oracle:      ", oracleText(check.oracle))
+      : comment("No oracle:   ", `${noOracleReason(check.id)}: the reply is compared with the one recorded`)),
     ...(plan.probe
       ? ["# After the case it asks, as the check did, whether the bridge still answers ping on a fresh connection."]
       : []),
-    ...(plan.unreproducible ? comment("NOT REPRODUCIBLE from the report: ", `${plan.unreproducible}.`) : []),
     "#",
     `# Usage: python3 ${name} [--host HOST] [--port PORT] [--timeout SECONDS] [--allow-remote] [--verbose]`,
     ...(plan.needsToken
@@ -347,19 +543,19 @@ export function reproducerScript(check: CheckReport, rules: string[], report: Re
     "# Exit codes:",
     "#   0  the bridge now behaves: the reply meets the rule",
     "#   1  the bridge still breaks the rule",
-    "#   2  the case cannot be reproduced from the report, the token is missing or refused, or bad usage",
-    "#   3  no oracle, and the reply differs from the one recorded: changed, judge it yourself",
+    "#   2  the token is missing or refused, or bad usage",
+    ...(check.oracle ? [] : ["#   3  the reply differs from the one recorded: changed, judge it yourself"]),
     "#   4  the bridge could not be reached",
-    "",
+    "#",
   ];
   const data = [
+    MARKER,
     `CHECK = ${pyString(check.id)}`,
     `RULES = ${pyValue(rules)}`,
     `REQUIREMENT = ${pyString(check.requirement ?? "")}`,
     `EXPECTED = ${pyString(check.expected ?? "")}`,
     `ORACLE = ${pyValue(check.oracle ?? null)}`,
     `ORACLE_TEXT = ${pyString(oracleText(check.oracle))}`,
-    `UNREPRODUCIBLE = ${pyValue(plan.unreproducible ?? null)}`,
     `DEFAULT_HOST = ${pyString(host)}`,
     `DEFAULT_PORT = ${port}`,
     `DEFAULT_TIMEOUT = ${o.timeoutMs / 1000}`,
@@ -370,6 +566,7 @@ export function reproducerScript(check: CheckReport, rules: string[], report: Re
     `PARSE_ERROR = ${contract.codes["error.parse"]}`,
     `INVALID_REQUEST = ${contract.codes["error.invalid-request"]}`,
     `MAX_LINE_BYTES = ${contract.limits.maxLineBytes}`,
+    `EVENTS_PAGE = ${contract.limits.eventsLimitMax}`,
     "",
     "# The exchange, as recorded: connections opened, bytes sent (the token as REDACTED), replies read.",
     "STEPS = [",
@@ -380,441 +577,11 @@ export function reproducerScript(check: CheckReport, rules: string[], report: Re
     `PROBE = ${pyValue(probe)}`,
     "",
   ];
-  return [...header, PY_IMPORTS, ...data, PY_RUNTIME].join("\n");
+  if (!runtime.includes(MARKER)) throw new Error("runner/reproducer.py has lost its plan marker");
+  return `${header.join("\n")}\n${runtime.replace(MARKER, data.join("\n"))}`;
 }
 
-const PY_IMPORTS = `import argparse
-import base64
-import decimal
-import errno
-import ipaddress
-import json
-import os
-import socket
-import sys
-import time
-`;
-
-// The replay and the judgement, the same in every reproducer.
-const PY_RUNTIME = String.raw`
-BEHAVES, BREAKS, CANNOT, CHANGED, UNREACHABLE = 0, 1, 2, 3, 4
-
-
-def reject_constant(name):
-    raise ValueError("not JSON: " + name)
-
-
-def strict_json(text, **hooks):
-    """RFC 8259 JSON: no NaN or Infinity; numbers kept exact."""
-    return json.loads(
-        text, parse_constant=reject_constant, parse_float=decimal.Decimal, parse_int=decimal.Decimal, **hooks
-    )
-
-
-def is_number(v):
-    return isinstance(v, (int, float, decimal.Decimal)) and not isinstance(v, bool)
-
-
-def is_integer(v):
-    return is_number(v) and decimal.Decimal(v).is_finite() and decimal.Decimal(v) == decimal.Decimal(v).to_integral_value()
-
-
-def same(a, b):
-    """The same JSON value and type (numbers compared exactly by value: 1.0 is 1)."""
-    if is_number(a) and is_number(b):
-        return decimal.Decimal(a) == decimal.Decimal(b)
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
-
-
-def request_ids(line):
-    """The ids a request line may be read as holding (a name given twice: either); None: any id (not JSON)."""
-    if line is None:
-        return None
-    seen = []
-
-    def keep(pairs):
-        seen.append(pairs)
-        return dict(pairs)
-
-    try:
-        value = strict_json(line.decode("utf-8"), object_pairs_hook=keep)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(value, dict):
-        return [None]
-    return [v for k, v in seen[-1] if k == "id"] or [None]
-
-
-def judge(line, ids):
-    """Judges a reply line as every reply is judged: (response, None), or (None, what is wrong)."""
-    if len(line) > MAX_LINE_BYTES:
-        return None, "wire.line-limit: the response line is longer than %d bytes" % MAX_LINE_BYTES
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError:
-        return None, "wire.utf8: the response is not strict UTF-8"
-    if text.startswith("\ufeff"):
-        return None, "wire.ndjson: the response line starts with a byte order mark, which is not JSON"
-    try:
-        value = strict_json(text)
-    except (ValueError, RecursionError):
-        return None, "wire.ndjson: the response line is not JSON (RFC 8259: no NaN, comments, trailing commas)"
-    if not isinstance(value, dict):
-        return None, "wire.ndjson: the response line is not a JSON object"
-    if not (isinstance(value.get("jsonrpc"), str) and value["jsonrpc"] == JSONRPC):
-        return None, 'wire.response-envelope: the response\'s jsonrpc is not "%s"' % JSONRPC
-    if "id" not in value:
-        return None, "wire.response-envelope: the response has no id"
-    if ("result" in value) == ("error" in value):
-        return None, "wire.response-envelope: the response must hold exactly one of result and error"
-    error = value.get("error")
-    if "error" in value and not (
-        isinstance(error, dict) and is_integer(error.get("code")) and isinstance(error.get("message"), str)
-    ):
-        return None, "wire.response-envelope: error must be an object with an integer code and a string message"
-    unreadable = isinstance(error, dict) and value["id"] is None and error.get("code") in (PARSE_ERROR, INVALID_REQUEST)
-    if ids is not None and not unreadable and not any(same(value["id"], i) for i in ids):
-        return None, "wire.response-envelope: the response does not echo the request id as the same JSON value and type"
-    return value, None
-
-
-class Peer:
-    """One TCP connection: writes cut into segments, line reads bounded by a timeout."""
-
-    def __init__(self, host, port, timeout):
-        self.timeout = timeout
-        self.sock = socket.create_connection((host, port), timeout=timeout)
-        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.buffer = b""
-        self.end = None
-        self.discarding = False
-        self.unterminated = b""
-
-    def write(self, data, cuts, pause_ms):
-        """Sends data, cut at cuts into writes of their own; returns the first complete line now sent."""
-        line = None
-        if b"\n" in data:
-            line = (self.unterminated + data).split(b"\n", 1)[0]
-            self.unterminated = data.rsplit(b"\n", 1)[1]
-        else:
-            self.unterminated += data
-        points = [c for c in cuts if 0 < c < len(data)] + [len(data)]
-        start = 0
-        # A peer that stops reading holds a write up for one timeout at most.
-        self.sock.settimeout(self.timeout)
-        for i, stop in enumerate(points):
-            if i:
-                time.sleep(max(pause_ms, 1) / 1000.0)
-            try:
-                self.sock.sendall(data[start:stop])
-            except OSError:
-                break
-            start = stop
-        return line
-
-    def half_close(self):
-        try:
-            self.sock.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass
-
-    def read(self, timeout):
-        """("line", bytes), ("oversized", n), ("closed",), ("reset", code) or ("timeout",)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            at = self.buffer.find(b"\n")
-            if at >= 0:
-                line, self.buffer = self.buffer[:at], self.buffer[at + 1 :]
-                if self.discarding:
-                    self.discarding = False
-                    continue
-                if len(line) > MAX_LINE_BYTES:
-                    return ("oversized", len(line))
-                return ("line", line)
-            if self.discarding:
-                self.buffer = b""
-            elif len(self.buffer) > MAX_LINE_BYTES:
-                n, self.buffer, self.discarding = len(self.buffer), b"", True
-                return ("oversized", n)
-            if self.end:
-                return self.end
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return ("timeout",)
-            self.sock.settimeout(left)
-            try:
-                chunk = self.sock.recv(65536)
-            except socket.timeout:
-                return ("timeout",)
-            except OSError as err:
-                self.end = ("reset", errno.errorcode.get(err.errno, str(err)))
-                continue
-            if not chunk:
-                self.end = ("closed",)
-            self.buffer += chunk
-
-    def close(self):
-        try:
-            self.sock.close()
-        except OSError:
-            pass
-
-
-def recorded_outcome(r):
-    if r["kind"] != "line":
-        return (r["kind"],)
-    data = base64.b64decode(r["base64"]) if "base64" in r else r["text"].encode("utf-8")
-    return ("line", data, r["length"], r.get("truncated", False))
-
-
-def same_outcome(new, old):
-    """Whether a reply now is the one recorded (closed and reset alike; a recorded line cut short by its prefix)."""
-    family = lambda kind: "closed" if kind in ("closed", "reset") else kind
-    if family(new[0]) != family(old[0]):
-        return False
-    if new[0] != "line":
-        return True
-    if old[3]:
-        return new[1][: len(old[1])] == old[1] and len(new[1]) + 1 == old[2]
-    return new[1] == old[1]
-
-
-def printable(text):
-    """Text on one line: control characters as escapes."""
-    return "".join(
-        {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(c, "\\x%02x" % ord(c)) if ord(c) < 0x20 or ord(c) == 0x7F else c
-        for c in text
-    )
-
-
-def describe(outcome, timeout):
-    kind = outcome[0]
-    if kind == "line":
-        data = outcome[1]
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            text = "bytes (base64) " + base64.b64encode(data).decode("ascii")
-        return printable(text) if len(text) <= 400 else "%s... (%d chars)" % (printable(text[:400]), len(text))
-    if kind == "closed":
-        return "connection closed"
-    if kind == "reset":
-        return "connection reset (%s)" % outcome[1] if len(outcome) > 1 else "connection reset"
-    if kind == "oversized":
-        return "a response line over the limit (%d bytes without LF)" % outcome[1] if len(outcome) > 1 else "a response line over the limit"
-    return "no response within %gs" % timeout
-
-
-def apply_oracle(oracle, outcome, response):
-    """None where the reply meets the oracle, else what is wrong."""
-    kind = oracle["kind"]
-    if kind == "alive":
-        return None
-    if kind == "error":
-        if oracle.get("orClose") and outcome[0] in ("closed", "reset"):
-            return None
-        code = response.get("error", {}).get("code") if isinstance(response, dict) else None
-        if code is not None and any(same(code, c) for c in oracle["codes"]):
-            return None
-        return "the reply is not " + ORACLE_TEXT
-    if kind == "result":
-        result = response.get("result") if isinstance(response, dict) else None
-        if not isinstance(result, dict):
-            return "the reply is not a result object"
-        for name, value in (oracle.get("equals") or {}).items():
-            if name not in result or not same(result[name], value):
-                return "the result's %s is not %s" % (name, json.dumps(value))
-        for name in oracle.get("positiveIntegers") or []:
-            if not (is_integer(result.get(name)) and result[name] > 0):
-                return "the result's %s is not an integer above 0" % name
-        return None
-    return None
-
-
-def is_loopback(host):
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def main():
-    if hasattr(sys.stdout, "reconfigure"):
-        sys.stdout.reconfigure(errors="backslashreplace")
-    parser = argparse.ArgumentParser(description="Re-sends the minimal case of the failing check " + CHECK + ".")
-    parser.add_argument("--host", default=DEFAULT_HOST)
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds to wait for each reply")
-    parser.add_argument("--allow-remote", action="store_true", help="connect to a host that is not loopback")
-    parser.add_argument("--verbose", "-v", action="store_true", help="show every step of the exchange")
-    args = parser.parse_args()
-    if not (args.timeout > 0):
-        parser.error("--timeout must be a positive number of seconds")
-    say = print
-    say("check:    " + CHECK + " (" + ", ".join(RULES) + ")")
-    if UNREPRODUCIBLE:
-        say("CANNOT REPRODUCE from the report: " + UNREPRODUCIBLE + ".")
-        return CANNOT
-    token = os.environ.get(TOKEN_ENV, "")
-    if NEEDS_TOKEN and not token:
-        say("set " + TOKEN_ENV + " to the bridge's token, as the run did (it is not in this file)")
-        return CANNOT
-    if not is_loopback(args.host) and not args.allow_remote:
-        say("refusing to connect to " + args.host + ", which is not loopback: add --allow-remote")
-        return CANNOT
-    token_forms = []
-    if token:
-        token_forms = sorted({json.dumps(token, ensure_ascii=False)[1:-1].encode("utf-8"), token.encode("utf-8")}, key=len, reverse=True)
-    redacted = REDACTED.encode("utf-8")
-
-    def fill(data):
-        return data.replace(redacted, token_forms[0]) if token_forms else data
-
-    def hide(data):
-        for form in token_forms:
-            data = data.replace(form, redacted)
-        return data
-
-    def step_bytes(step):
-        data = base64.b64decode(step["base64"]) if "base64" in step else step["text"].encode("utf-8")
-        if "run" in step:
-            data += base64.b64decode(step["run"]) * step["times"] + base64.b64decode(step["tail"])
-        return data
-
-    def show(outcome):
-        return describe((outcome[0], hide(outcome[1])) + tuple(outcome[2:]) if outcome[0] == "line" else outcome, args.timeout)
-
-    peers, peer, problems = [], None, []
-    judged_send, judged_ids, judged, recorded = None, None, [], []
-    last_send, lost = None, False
-    opened = 0
-    for step in STEPS:
-        op = step["op"]
-        if op == "open":
-            if not step.get("alongside"):
-                for p in peers:
-                    p.close()
-                peers = []
-            try:
-                peer = Peer(args.host, args.port, args.timeout)
-            except OSError as err:
-                if opened == 0:
-                    say("cannot connect to %s:%d: %s" % (args.host, args.port, err))
-                    return UNREACHABLE
-                problems.append("the bridge stopped accepting connections (%s)" % err)
-                lost = True
-                break
-            peers.append(peer)
-            opened += 1
-            if args.verbose:
-                say("  connection %d opened" % opened)
-        elif peer is None:
-            continue
-        elif op == "send":
-            if step.get("gap_ms"):
-                time.sleep(step["gap_ms"] / 1000.0)
-            data = step_bytes(step)
-            line = peer.write(fill(data), step.get("cuts", []), step.get("pause_ms", 0))
-            last_send = step
-            if args.verbose:
-                say("  sent     " + describe(("line", data.rstrip(b"\n")), args.timeout))
-            if step.get("judged"):
-                judged_send, judged_ids = data, request_ids(line)
-        elif op == "half_close":
-            peer.half_close()
-            if args.verbose:
-                say("  half-closed (FIN)")
-        elif op == "read":
-            results = []
-            for _ in range(step["count"]):
-                outcome = peer.read(args.timeout)
-                results.append(outcome)
-                if args.verbose:
-                    say("  received " + show(outcome))
-                if outcome[0] != "line":
-                    break
-            for i, outcome in enumerate(results):
-                if outcome[0] == "oversized":
-                    problems.append("wire.line-limit: a response line is longer than %d bytes" % MAX_LINE_BYTES)
-                if outcome[0] != "line":
-                    continue
-                response, wrong = judge(outcome[1], judged_ids if step.get("judged") and i == 0 else None)
-                if wrong:
-                    problems.append(wrong)
-                elif step.get("judged") and i == 0 and ORACLE:
-                    wrong = apply_oracle(ORACLE, outcome, response)
-                    if wrong:
-                        problems.append(wrong)
-                elif not step.get("judged") and last_send and last_send.get("auth") and i == 0:
-                    if not (isinstance(response.get("result"), dict) and response["result"].get("authorized") is True):
-                        say("the bridge did not authorize the token in " + TOKEN_ENV + ": set it to the bridge's token")
-                        return CANNOT
-            if step.get("judged"):
-                judged, recorded = results, [recorded_outcome(r) for r in step["recorded"]]
-                if ORACLE and results and results[0][0] != "line":
-                    wrong = apply_oracle(ORACLE, results[0], None)
-                    if wrong:
-                        problems.append(wrong)
-    for p in peers:
-        p.close()
-
-    if PROBE and not lost:
-        alive, why = probe(args, fill)
-        if args.verbose:
-            say("  liveness probe: " + ("answered" if alive else why))
-        if not alive:
-            problems.append(why)
-
-    say("sent:     " + (describe(("line", judged_send.rstrip(b"\n")), args.timeout) if judged_send is not None else "-"))
-    say("expected: " + (EXPECTED or "-"))
-    say("oracle:   " + ORACLE_TEXT)
-    say("now:      " + ("; ".join(show(o) for o in judged) if judged else "-"))
-    say("recorded: " + ("; ".join(describe(o, args.timeout) for o in recorded) if recorded else "-"))
-    if problems:
-        say("STILL BROKEN: " + "; ".join(problems))
-        return BREAKS
-    if ORACLE:
-        say("BEHAVES: the reply meets the rule")
-        return BEHAVES
-    now = [(o[0], hide(o[1])) if o[0] == "line" else o for o in judged]
-    if len(now) == len(recorded) and all(same_outcome(n, r) for n, r in zip(now, recorded)):
-        say("STILL BROKEN: the same reply as when the check failed")
-        return BREAKS
-    say("CHANGED: the reply differs from the one recorded when the check failed; judge it yourself")
-    return CHANGED
-
-
-def probe(args, fill):
-    """Whether the bridge still answers ping on a fresh connection (authorized first where a token is set)."""
-    try:
-        peer = Peer(args.host, args.port, args.timeout)
-    except OSError as err:
-        return False, "after the case the bridge stopped accepting connections (%s)" % err
-    try:
-        outcome = ("timeout",)
-        for request in PROBE:
-            data = fill(request.encode("utf-8"))
-            peer.write(data, [], 0)
-            outcome = peer.read(args.timeout)
-            if outcome[0] != "line":
-                break
-        if outcome[0] == "line":
-            response, wrong = judge(outcome[1], None)
-            if response and isinstance(response.get("result"), dict) and response["result"].get("ok") is True:
-                return True, None
-        return False, "after the case the bridge no longer answers ping on a fresh connection: " + describe(outcome, args.timeout)
-    finally:
-        peer.close()
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-`;
+/** Why a check has no machine oracle, as the check says. */
+export function noOracleReason(checkId: string): string {
+  return allChecks.find((c) => c.id === checkId)?.noOracle ?? "the check records none for this failure";
+}

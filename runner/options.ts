@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { contract } from "../protocol/contract.js";
 import { yaml } from "../protocol/yaml.js";
+import { allChecks } from "../suites/index.js";
 
 /** Bad usage or configuration: exit code 2. */
 export class UsageError extends Error {}
@@ -255,7 +256,8 @@ export const OPTIONS = {
     arg: "DIR",
     description:
       'write DIR/<check-id>.py ("/" in the ID as "__") per failing check: standalone Python 3 that re-sends ' +
-      `the minimal case (token from --token-env's variable) and exits ${exitList(REPRODUCER_EXIT)}`,
+      "the minimal case (token from --token-env's variable), judges the reply by the check's oracle and exits " +
+      `${exitList(REPRODUCER_EXIT)}; ${withoutOracle()}`,
   },
   compare: {
     kind: "string",
@@ -560,6 +562,20 @@ export function configJsonSchema(): object {
     additionalProperties: false,
     properties,
   };
+}
+
+/** The checks without a machine oracle, each with the reason it gives: their reproducers compare replies instead. */
+export function checksWithoutOracle(): { id: string; reason: string }[] {
+  return allChecks.flatMap((c) => (c.noOracle ? [{ id: c.id, reason: c.noOracle }] : []));
+}
+
+/** What --export does for the checks without a machine oracle (exit 3 on a changed reply), from the checks themselves. */
+function withoutOracle(): string {
+  const listed = checksWithoutOracle();
+  if (!listed.length) return "every check has an oracle, so a reproducer never exits 3 (changed)";
+  return `3 changed (judge it yourself) only for the checks without an oracle: ${listed
+    .map((c) => `${c.id} (${c.reason})`)
+    .join("; ")}`;
 }
 
 /** --help, from the table. */

@@ -1,6 +1,6 @@
-// tsc copies no data files: put the contract, its overlay, the report schema and the per-check cost table
-// (written by `npm run bench`, read by the scheduler) next to their compiled code; and the Python bridge, which
-// reads the contract from ../../protocol as it does in the source tree.
+// tsc copies no data files: put the contract, its overlay, the report schema, the per-check cost table
+// (written by `npm run bench`, read by the scheduler) and the reproducers' Python runtime next to their compiled
+// code; and the Python bridge, which reads the contract from ../../protocol as it does in the source tree.
 import { copyFileSync, mkdirSync } from "node:fs";
 
 mkdirSync("dist/bridges/python", { recursive: true });
@@ -10,6 +10,7 @@ for (const file of [
   "reports/report.schema.json",
   "runner/check-costs.json",
   "bridges/python/bridge.py",
+  "runner/reproducer.py",
 ]) {
   copyFileSync(file, `dist/${file}`);
 }

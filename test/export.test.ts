@@ -7,13 +7,15 @@ import { mutants } from "../bridges/mutants/index.js";
 import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { contract } from "../protocol/contract.js";
 import type { CheckReport, Report } from "../reports/types.js";
-import { reproducerName, reproducerScript } from "../runner/export.js";
+import { exportReproducers, planOf, reproducerName, scriptOf } from "../runner/export.js";
+import { checksWithoutOracle } from "../runner/options.js";
 import { REDACTED } from "../suites/harness/redact.js";
 import { cli, readReport, TEST_TOKEN } from "./helpers.js";
 
 const hasPython = spawnSync("python3", ["--version"]).status === 0;
 const root = mkdtempSync(join(tmpdir(), "aicc-export-"));
 const env = { FONLINE_AI_TOKEN: TEST_TOKEN };
+const OPTIONS = { contract, tokenEnv: "FONLINE_AI_TOKEN", tokenConfigured: true, timeoutMs: 500 };
 const bridges: ReferenceBridge[] = [];
 afterEach(async () => {
   while (bridges.length) await bridges.pop()!.close();
@@ -87,9 +89,12 @@ describe.skipIf(!hasPython)("--export DIR writes a standalone reproducer per fai
   });
 
   it("without an oracle, the same reply again exits 1 and a different one exits 3, both shown", async () => {
-    // The check reads "no reply, an error, or a close" itself: no shared expectation, so no oracle.
-    const { mutant, file, check } = await exported("runs-unterminated-at-fin");
-    expect(check.oracle).toBeUndefined();
+    // A failure recorded without an oracle (a check that has none): the replies are compared instead.
+    const { mutant, check, report } = await exported("runs-unterminated-at-fin");
+    expect(check.oracle).toEqual({ kind: "error", codes: [], orClose: true, orSilence: true });
+    const bare = { ...check, oracle: undefined };
+    const file = join(root, "no-oracle.py");
+    writeFileSync(file, scriptOf(bare, planOf(bare, OPTIONS), [], report, OPTIONS));
     expect(readFileSync(file, "utf8")).toContain("{'op': 'half_close'}");
     const same = await reproduce(file, await listening(mutant.create({ token: TEST_TOKEN })));
     expect(same.code, same.out).toBe(1);
@@ -125,7 +130,7 @@ describe.skipIf(!hasPython)("--export DIR writes a standalone reproducer per fai
     expect(existsSync(dir)).toBe(false);
   });
 
-  it("a case the report keeps only in part is exported with the reason, and the script exits 2", async () => {
+  it("a case the report keeps only in part is not exported: the check is named with the reason", () => {
     const send = (text: string) => ({ dir: "send" as const, t: 0, text, length: Buffer.byteLength(text) });
     const check: CheckReport = {
       id: "method.events/poll",
@@ -138,13 +143,35 @@ describe.skipIf(!hasPython)("--export DIR writes a standalone reproducer per fai
         send(`{"jsonrpc":"2.0","id":9,"method":"events","params":{}}\n`),
       ],
     };
-    const report = { target: { kind: "bridge", endpoint: "127.0.0.1:43011", spawned: false } } as Report;
-    const options = { contract, tokenEnv: "FONLINE_AI_TOKEN", tokenConfigured: true, timeoutMs: 500 };
-    const file = join(root, reproducerName(check.id));
-    writeFileSync(file, reproducerScript(check, ["ai-control-protocol.method.events"], report, options));
-    expect(readFileSync(file, "utf8")).toMatch(/# NOT REPRODUCIBLE from the report: the report keeps only the start/);
-    const r = await reproduce(file, 1);
-    expect(r.code, r.out).toBe(2);
-    expect(r.out).toContain("CANNOT REPRODUCE");
+    const report = {
+      target: { kind: "bridge", endpoint: "127.0.0.1:43011", spawned: false },
+      rules: [{ id: "ai-control-protocol.method.events", checks: [check] }],
+    } as unknown as Report;
+    const dir = join(root, "partial");
+    expect(exportReproducers(dir, report, OPTIONS)).toEqual({
+      written: [],
+      refused: [
+        {
+          check: "method.events/poll",
+          reason: "the report keeps only the start and the end of this case's long exchange",
+        },
+      ],
+    });
+    expect(existsSync(dir)).toBe(false);
+    // What came before the gap is whole: a failure judged there is still exported.
+    const early = { ...check, oracle: { kind: "result" as const, at: "auth" } };
+    expect(planOf(early, OPTIONS).unreproducible).toBeUndefined();
+  });
+
+  it("the README lists exactly the checks without an oracle, each with its reason", () => {
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+    const block = /<!-- checks without an oracle:[^>]*-->\n([\s\S]*?)\n *<!-- end of checks without an oracle -->/.exec(
+      readme,
+    )?.[1];
+    const listed = checksWithoutOracle();
+    const expected = listed.length
+      ? listed.map((c) => `  - \`${c.id}\`: ${c.reason}`).join("\n")
+      : "  - none: every check records the oracle it judged by";
+    expect(block).toBe(expected);
   });
 });

@@ -1,6 +1,5 @@
 import { contract } from "../../protocol/contract.js";
 import {
-  type BridgeOptions,
   CODES,
   type Json,
   type JsonObject,
@@ -13,11 +12,8 @@ import { type Mutant, mutant } from "./mutant.js";
 type Page = { latestSeq: number; events: RetainedEvent[] };
 
 /** A history larger than the clamp's upper edge, so a page of more than it can be asked for. */
-class LargeHistory extends ReferenceBridge {
-  constructor(options: BridgeOptions = {}) {
-    super({ ...options, maxEvents: Math.max(options.maxEvents ?? 0, contract.limits.eventsLimitMax + 20) });
-  }
-}
+/** A history that holds more than one page of the largest limit, so a limit at the clamp's upper edge shows. */
+const LARGE_HISTORY = { maxEvents: contract.limits.eventsLimitMax + 20 };
 
 /** Completes echo with the whole stringArg as its message, however long. */
 class UnboundedEcho extends ReferenceBridge {
@@ -58,20 +54,22 @@ export const mutants: Mutant[] = [
     "method.events/limit-max",
     "method.events",
     "clamps limit one below the contract's upper edge",
-    class extends LargeHistory {
+    class extends ReferenceBridge {
       protected override events(params: JsonObject, id: Json = null): Json {
         const { limit } = params;
         const below = contract.limits.eventsLimitMax - 1;
         return super.events(typeof limit === "number" ? { ...params, limit: Math.min(limit, below) } : params, id);
       }
     },
+    "fail",
+    LARGE_HISTORY,
   ),
   mutant(
     "limit-clamped-at-501",
     "method.events/limit-max",
     "method.events",
     "clamps limit one above the contract's upper edge",
-    class extends LargeHistory {
+    class extends ReferenceBridge {
       protected override events(params: JsonObject, id: Json = null): Json {
         const page = super.events(params, id) as unknown as Page;
         const max = contract.limits.eventsLimitMax;
@@ -80,6 +78,8 @@ export const mutants: Mutant[] = [
         return { ...page, events: next ? [...page.events, next] : page.events } as unknown as Json;
       }
     },
+    "fail",
+    LARGE_HISTORY,
   ),
   mutant(
     "limit-floor-two",

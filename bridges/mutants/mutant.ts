@@ -12,6 +12,11 @@ export interface Mutant {
   breaks: RuleId;
   verdict: "fail" | "warn";
   description: string;
+  /**
+   * Limits the check needs to reach the fault (e.g. a history over the events page limit): create
+   * applies them over the options given, and a conformant bridge compared with it takes them too.
+   */
+  options?: BridgeOptions;
   create(options?: BridgeOptions): ReferenceBridge;
 }
 
@@ -22,4 +27,13 @@ export const mutant = (
   description: string,
   Bridge: typeof ReferenceBridge,
   verdict: "fail" | "warn" = "fail",
-): Mutant => ({ name, check, breaks, verdict, description, create: (options) => new Bridge(options) });
+  limits?: BridgeOptions,
+): Mutant => ({
+  name,
+  check,
+  breaks,
+  verdict,
+  description,
+  ...(limits ? { options: limits } : {}),
+  create: (options) => new Bridge({ ...options, ...limits }),
+});

@@ -3,6 +3,7 @@ import { contract } from "../../protocol/contract.js";
 import { type Check, describeReply, errorCode, fail, pass, resultOf } from "../harness/check.js";
 import { classesFirst, cover } from "../harness/classes.js";
 import { collectCompletions, latestSeq } from "../harness/events.js";
+import { ACCEPTED, judgedBy } from "../harness/expect.js";
 import { act, advertisedTypes, judgeCompletion } from "../harness/lifecycle.js";
 
 /** Well-typed values a handler may still trip on: an identifier is any string, the empty one included, or integer. */
@@ -42,23 +43,30 @@ export const fieldChecks: Check[] = contract.commandFields.map(({ field, rule, k
           // Identifiers are project-defined, so rejecting one of those is the bridge's call.
           return ill || kind === "identifier"
             ? pass("rejected")
-            : fail(`act rejected a well-typed ${field}: ${JSON.stringify(cmd)}.`, "accepted", describeReply(reply), [
-                rule,
-              ]);
+            : judgedBy(
+                { kind: "result", expect: ACCEPTED },
+                fail(`act rejected a well-typed ${field}: ${JSON.stringify(cmd)}.`, "accepted", describeReply(reply), [
+                  rule,
+                ]),
+              );
         }
         const r = resultOf(reply);
+        const rejectable = ill || kind === "identifier" ? [invalid!] : [];
         if (r?.accepted !== true || !Number.isSafeInteger(r.commandSeq)) {
-          return fail(
-            `act ${JSON.stringify(cmd)} got neither ${invalid} nor an acceptance.`,
-            `${invalid}, or {"accepted":true,"commandSeq":<integer>}`,
-            describeReply(reply),
-            [rule],
+          return judgedBy(
+            { kind: "completes", acts: ["act"], after: "cursor", orCodes: rejectable },
+            fail(
+              `act ${JSON.stringify(cmd)} got neither ${invalid} nor an acceptance.`,
+              `${invalid}, or {"accepted":true,"commandSeq":<integer>}`,
+              describeReply(reply),
+              [rule],
+            ),
           );
         }
         const seq = r.commandSeq as number;
         const done = await collectCompletions(ctx, conn, cursor, new Set([seq]));
         const broken = judgeCompletion(done.get(seq), seq, cmd, [rule, "integration.command-completion"]);
-        if (broken) return broken;
+        if (broken) return judgedBy({ kind: "completes", acts: ["act"], after: "cursor", orCodes: rejectable }, broken);
         // The contract asks only that an accepted command completes: a project may read an ill-typed value its way.
         return pass(ill ? "accepted and completed" : "completed");
       },

@@ -9,6 +9,7 @@ import {
   type ValidJsonEdge,
   validJsonEdge,
 } from "../../generators/validJsonEdge.js";
+import type { Oracle } from "../../protocol/verdict.js";
 import {
   type Check,
   type CheckContext,
@@ -17,6 +18,7 @@ import {
   Fault,
   type Finding,
   fail,
+  fail as failed,
   pass,
   type Reply,
   resultOf,
@@ -168,6 +170,23 @@ function judgeEdge(ctx: CheckContext, edge: ValidJsonEdge, reply: Reply): Findin
     "duplicate-key": "a duplicate",
   }[edge.kind];
   const what = `A request with ${fault} ${edge.place}`;
+  const unknown = edge.methods.filter((m) => !methods.includes(m));
+  const code_ = (c: number | undefined) => [{ path: ["error", "code"], equals: c }];
+  const allowed: Oracle = {
+    kind: "reply",
+    expect: [
+      {
+        anyOf: [
+          ...(edge.kind === "escaped-control"
+            ? []
+            : [code_(codes["error.parse"]), code_(codes["error.invalid-request"])]),
+          ...(unknown.length ? [code_(codes["error.method-not-found"])] : []),
+          ...(edge.methods.includes("ping") ? [[{ path: ["result", "ok"], equals: true }]] : []),
+        ],
+      },
+    ],
+  };
+  const fail = (...args: Parameters<typeof failed>) => judgedBy(allowed, failed(...args));
   if (reply.kind !== "response")
     return fail(
       `${what} got no reply: it is valid JSON grammar (RFC 8259), so it is answered like any other line.`,
@@ -201,7 +220,6 @@ function judgeEdge(ctx: CheckContext, edge: ValidJsonEdge, reply: Reply): Findin
       describeReply(reply),
       ["wire.response-envelope"],
     );
-  const unknown = edge.methods.filter((m) => !methods.includes(m));
   if (code === codes["error.method-not-found"] && unknown.length > 0) return pass("unknown method");
   if (resultOf(reply)?.ok === true && edge.methods.includes("ping")) return pass("served");
   return fail(

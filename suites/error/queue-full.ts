@@ -1,6 +1,6 @@
 import { type Check, describeReply, errorCode, type Finding, fail, pass, rpc, skip } from "../harness/check.js";
 import { sleep } from "../harness/connection.js";
-import { statusLimit } from "../harness/expect.js";
+import { ACCEPTED, judgedBy, statusLimit } from "../harness/expect.js";
 import { emptyQueue, Ledger } from "../integration/bounded-state.js";
 
 /** Rejections to see: the first, where the flood fills the queue, then each after a completion freed one slot. */
@@ -35,38 +35,58 @@ export const queueFull: Check = {
       const { reply, atMost, atLeast, commandSeq } = await ledger.send(
         rpc("act", { type: "conformance.flood", intArg: i }, i),
       );
+      const counted = (finding: Finding) =>
+        judgedBy(
+          {
+            kind: "ledger",
+            judge: "act",
+            start: "cursor",
+            limitFrom: "status",
+            codes: [code!],
+            at: i,
+            more: attempts,
+            act: { type: "conformance.flood" },
+          },
+          finding,
+        );
       if (commandSeq !== undefined) {
         mostAtAcceptance = Math.max(mostAtAcceptance, atMost);
         if (atLeast >= max) {
-          verdict = fail(
-            `act was accepted while at least ${atLeast} accepted commands had not completed, ` +
-              `with maxQueuedCommands ${max}: the queue took more than its limit.`,
-            `${code} while ${max} accepted commands are outstanding`,
-            `${describeReply(reply)} (${ledger.accepted.size - 1} accepted before it, ` +
-              `completions of at most ${ledger.accepted.size - 1 - atLeast} of them seen or possible)`,
-            ["error.queue-full", "integration.bounded-state"],
+          verdict = counted(
+            fail(
+              `act was accepted while at least ${atLeast} accepted commands had not completed, ` +
+                `with maxQueuedCommands ${max}: the queue took more than its limit.`,
+              `${code} while ${max} accepted commands are outstanding`,
+              `${describeReply(reply)} (${ledger.accepted.size - 1} accepted before it, ` +
+                `completions of at most ${ledger.accepted.size - 1 - atLeast} of them seen or possible)`,
+              ["error.queue-full", "integration.bounded-state"],
+            ),
           );
           break;
         }
         continue;
       }
       if (errorCode(reply) !== code) {
-        verdict = fail(
-          `act during the flood got neither an acceptance nor ${code}.`,
-          `accepted, or ${code} once the queue is full`,
-          describeReply(reply),
-          ["error.queue-full"],
+        verdict = counted(
+          fail(
+            `act during the flood got neither an acceptance nor ${code}.`,
+            `accepted, or ${code} once the queue is full`,
+            describeReply(reply),
+            ["error.queue-full"],
+          ),
         );
         break;
       }
       if (atMost < max && ledger.foreign === 0) {
-        verdict = fail(
-          `act was rejected with ${code} while at most ${atMost} accepted commands were outstanding, ` +
-            `below maxQueuedCommands ${max}.`,
-          `accepted while fewer than ${max} are outstanding`,
-          `${describeReply(reply)} (${ledger.accepted.size} accepted, ` +
-            `${ledger.accepted.size - atMost} of them seen completed before it)`,
-          ["error.queue-full"],
+        verdict = counted(
+          fail(
+            `act was rejected with ${code} while at most ${atMost} accepted commands were outstanding, ` +
+              `below maxQueuedCommands ${max}.`,
+            `accepted while fewer than ${max} are outstanding`,
+            `${describeReply(reply)} (${ledger.accepted.size} accepted, ` +
+              `${ledger.accepted.size - atMost} of them seen completed before it)`,
+            ["error.queue-full"],
+          ),
         );
         break;
       }
@@ -81,11 +101,23 @@ export const queueFull: Check = {
     const lost = ledger.provablyLost;
     if (lost > 0) {
       const never = ledger.pending;
-      return fail(
-        `${lost} of ${ledger.accepted.size} accepted commands never completed: the queue dropped or overwrote them.`,
-        "every accepted command completes; a full queue rejects new ones",
-        `no completion seen for commandSeq ${never.slice(0, 10).join(", ")}${never.length > 10 ? ", …" : ""}`,
-        ["integration.bounded-state", "error.queue-full"],
+      return judgedBy(
+        {
+          kind: "ledger",
+          judge: "flood",
+          start: "cursor",
+          limitFrom: "status",
+          codes: [code!],
+          at: "cursor",
+          more: attempts,
+          act: { type: "conformance.flood" },
+        },
+        fail(
+          `${lost} of ${ledger.accepted.size} accepted commands never completed: the queue dropped or overwrote them.`,
+          "every accepted command completes; a full queue rejects new ones",
+          `no completion seen for commandSeq ${never.slice(0, 10).join(", ")}${never.length > 10 ? ", …" : ""}`,
+          ["integration.bounded-state", "error.queue-full"],
+        ),
       );
     }
     if (verdict) return verdict;
@@ -101,11 +133,14 @@ export const queueFull: Check = {
     const again = await ledger.send(rpc("act", { type: "conformance.after-flood" }, "again"));
     await ledger.drain();
     if (again.commandSeq === undefined)
-      return fail(
-        "After the queue drained, act was still not accepted.",
-        "accepted again once drained",
-        describeReply(again.reply),
-        ["error.queue-full"],
+      return judgedBy(
+        { kind: "result", expect: ACCEPTED, at: "again" },
+        fail(
+          "After the queue drained, act was still not accepted.",
+          "accepted again once drained",
+          describeReply(again.reply),
+          ["error.queue-full"],
+        ),
       );
     return pass(
       `${code} came only with maxQueuedCommands ${max} outstanding (${rejections} times) and no act was accepted ` +

@@ -90,21 +90,27 @@ export const precedence: Check = {
       codes["error.method-not-found"],
     ];
     if (errorCode(envelope) !== codes["error.invalid-request"] && errorCode(envelope) !== codes["error.unauthorized"]) {
-      return fail(
-        `An invalid envelope before auth got neither ${invalid} nor ${unauthorized}.`,
-        String(invalid),
-        describeReply(envelope),
-        ["error.invalid-request"],
+      return judgedBy(
+        { kind: "error", codes: [invalid!, unauthorized!], at: 1 },
+        fail(
+          `An invalid envelope before auth got neither ${invalid} nor ${unauthorized}.`,
+          String(invalid),
+          describeReply(envelope),
+          ["error.invalid-request"],
+        ),
       );
     }
     if (errorCode(unknown) !== unauthorized) {
-      return fail(
-        `An unknown method before auth was not rejected with ${unauthorized}` +
-          `${errorCode(unknown) === notFound ? ` but with ${notFound}` : ""}: the contract rejects every method but ` +
-          "auth until the connection is authorized, unknown ones included.",
-        String(unauthorized),
-        describeReply(unknown),
-        ["error.unauthorized"],
+      return judgedBy(
+        { kind: "error", codes: [unauthorized!] },
+        fail(
+          `An unknown method before auth was not rejected with ${unauthorized}` +
+            `${errorCode(unknown) === notFound ? ` but with ${notFound}` : ""}: the contract rejects every method but ` +
+            "auth until the connection is authorized, unknown ones included.",
+          String(unauthorized),
+          describeReply(unknown),
+          ["error.unauthorized"],
+        ),
       );
     }
     if (errorCode(envelope) !== codes["error.invalid-request"])
@@ -130,36 +136,48 @@ export const afterReconnect: Check = {
     const first = await ctx.session();
     const pong = await ctx.call(first, rpc("ping", {}, "authorized"));
     if (resultOf(pong)?.ok !== true)
-      return fail("An authorized connection was not served ping.", `{"result":{"ok":true}}`, describeReply(pong), [
-        "method.auth",
-      ]);
+      return judgedBy(
+        { kind: "result", equals: { ok: true } },
+        fail("An authorized connection was not served ping.", `{"result":{"ok":true}}`, describeReply(pong), [
+          "method.auth",
+        ]),
+      );
     first.close();
     const second = await ctx.connect();
     const ping = await ctx.call(second, rpc("ping", {}, "after-reconnect"));
     if (errorCode(ping) !== unauthorized)
-      return fail(
-        "A new connection, opened after an authorized one closed, was not rejected before auth.",
-        `${unauthorized} for ping`,
-        describeReply(ping),
-        ["error.unauthorized"],
+      return judgedBy(
+        { kind: "error", codes: [unauthorized!] },
+        fail(
+          "A new connection, opened after an authorized one closed, was not rejected before auth.",
+          `${unauthorized} for ping`,
+          describeReply(ping),
+          ["error.unauthorized"],
+        ),
       );
     const auth = await ctx.call(second, ctx.authRequest("auth-second"));
     if (resultOf(auth)?.authorized !== true)
-      return fail(
-        "The right token did not authorize a connection opened after another one closed.",
-        `{"result":{"authorized":true}}`,
-        describeReply(auth),
-        ["method.auth"],
+      return judgedBy(
+        { kind: "result", equals: { authorized: true } },
+        fail(
+          "The right token did not authorize a connection opened after another one closed.",
+          `{"result":{"authorized":true}}`,
+          describeReply(auth),
+          ["method.auth"],
+        ),
       );
     second.close();
     const third = await ctx.connect();
     const status = await ctx.call(third, rpc("status", {}, "after-second-reconnect"));
     if (errorCode(status) !== unauthorized)
-      return fail(
-        "A new connection, opened after one closed straight after its auth, was not rejected before auth.",
-        `${unauthorized} for status`,
-        describeReply(status),
-        ["error.unauthorized"],
+      return judgedBy(
+        { kind: "error", codes: [unauthorized!] },
+        fail(
+          "A new connection, opened after one closed straight after its auth, was not rejected before auth.",
+          `${unauthorized} for status`,
+          describeReply(status),
+          ["error.unauthorized"],
+        ),
       );
     return pass("Each connection after an authorized one started unauthorized.");
   },

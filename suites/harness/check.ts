@@ -71,6 +71,11 @@ export interface Check {
    * the checks of one state together, so each state is still made once.
    */
   state?: SharedState;
+  /**
+   * Why the check has no machine oracle a program outside this tool could apply, where it has
+   * none: its exported reproducer then compares the reply with the one recorded.
+   */
+  noOracle?: string;
   run(ctx: CheckContext): Promise<Finding>;
 }
 
@@ -227,15 +232,18 @@ export class Fault extends Error {
   constructor(
     readonly kind: FaultKind,
     message: string,
-    readonly detail: { rule?: RuleId; expected?: string; actual?: string } = {},
+    readonly detail: { rule?: RuleId; expected?: string; actual?: string; oracle?: Oracle } = {},
   ) {
     super(message);
   }
 }
 
-/** A reply broke `rule`. */
-export const violation = (rule: RuleId, message: string, expected: string, actual: string) =>
-  new Fault("violation", message, { rule, expected, actual });
+/**
+ * A reply broke `rule`. Without an `oracle`, what broke is the framing or the envelope, which
+ * every reply is judged by: any well-formed reply meets the rule.
+ */
+export const violation = (rule: RuleId, message: string, expected: string, actual: string, oracle?: Oracle) =>
+  new Fault("violation", message, { rule, expected, actual, ...(oracle ? { oracle } : {}) });
 
 /** The one place a thrown fault becomes a finding. */
 export function findingOf(err: unknown): Finding {
@@ -249,6 +257,12 @@ export function findingOf(err: unknown): Finding {
     ...(expected !== undefined ? { expected } : {}),
     ...(actual !== undefined ? { actual } : {}),
     ...(rule ? { rules: [rule] } : {}),
+    // A reply that broke the framing or the envelope, or none where one is due: any well-formed reply meets the rule.
+    ...(err.detail.oracle
+      ? { oracle: err.detail.oracle }
+      : err.kind === "violation" || err.kind === "unserved"
+        ? { oracle: { kind: "answered" as const } }
+        : {}),
   };
 }
 

@@ -464,8 +464,11 @@ class WireEntry implements Deferred {
   }
 }
 
-/** The longest run a long send's omitted bytes are looked at as repeating. */
-const MAX_RUN = 8;
+/**
+ * The longest run a long send's omitted bytes are looked at as repeating: long enough for filler
+ * made of a phrase (a large stringArg of repeated words), so such a send is still kept whole.
+ */
+const MAX_RUN = 32;
 
 /**
  * Bytes as one run of at most MAX_RUN bytes repeated, then a tail of at most `maxTail` bytes

@@ -1,4 +1,5 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
+import type { Oracle } from "../../protocol/verdict.js";
 import { type CheckContext, describeReply, resultOf, rpc, violation } from "./check.js";
 import { type Connection, sleep } from "./connection.js";
 
@@ -67,7 +68,13 @@ export function judgeEvents(
   afterSeq: number,
   shown: string,
 ): EventsResult {
-  const broken = (message: string, expected: string) => violation("method.events", message, expected, shown);
+  // A page that held events is asked for again until it does: a replay may come before the bridge made them.
+  const polled = Array.isArray(result?.events) && result.events.length > 0;
+  const oracle: Oracle = {
+    ...eventsPageOracle(afterSeq),
+    ...(polled ? { until: [{ path: ["result", "events", "#"], op: ">", than: { value: 0 } }] } : {}),
+  };
+  const broken = (message: string, expected: string) => violation("method.events", message, expected, shown, oracle);
   if (!result) throw broken("events did not return a result object.", "{latestSeq, events: [{seq, event}]}");
   if (!Number.isSafeInteger(result.latestSeq))
     throw broken("events returned no integer latestSeq.", "latestSeq: integer, present even when nothing is newer");
@@ -104,6 +111,30 @@ export function judgeEvents(
   return result as unknown as EventsResult;
 }
 
+/** What judgeEvents holds an events page to, as an oracle. */
+export const eventsPageOracle = (afterSeq: number): Oracle => ({
+  kind: "result",
+  expect: [
+    { path: ["result", "latestSeq"], is: "integer" },
+    { path: ["result", "events"], is: "array" },
+    {
+      path: ["result", "events"],
+      every: [
+        { path: ["seq"], is: "integer" },
+        { path: ["event"], is: "object" },
+        { path: ["seq"], op: ">", than: { value: afterSeq } },
+      ],
+    },
+    { path: ["result", "events"], ascending: ["seq"] },
+    {
+      anyOf: [
+        [{ path: ["result", "events", "#"], equals: 0 }],
+        [{ path: ["result", "latestSeq"], op: ">=", than: { here: ["result", "events", -1, "seq"] } }],
+      ],
+    },
+  ],
+});
+
 /** The newest event seq now: the cursor to read completions after. */
 export async function latestSeq(ctx: CheckContext, conn: Connection): Promise<number> {
   const reply = await ctx.call(conn, rpc("events", { afterSeq: 0, limit: 1 }, "cursor"));
@@ -114,6 +145,7 @@ export async function latestSeq(ctx: CheckContext, conn: Connection): Promise<nu
       "events returned no integer latestSeq.",
       "latestSeq: integer",
       describeReply(reply),
+      { kind: "result", expect: [{ path: ["result", "latestSeq"], is: "integer" }] },
     );
   return latest as number;
 }

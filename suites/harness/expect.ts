@@ -1,6 +1,6 @@
 // The expectations checks share: a small vocabulary instead of hand-built comparisons.
 import type { RuleId } from "../../protocol/contract.js";
-import type { Oracle } from "../../protocol/verdict.js";
+import type { Assertion, Oracle } from "../../protocol/verdict.js";
 import {
   type CheckContext,
   describeReply,
@@ -74,6 +74,19 @@ export async function statusLimit(
     ]),
   );
 }
+
+/** An act reply that accepted the command: {accepted: true, commandSeq: integer}. */
+export const ACCEPTED: Assertion[] = [
+  { path: ["result", "accepted"], equals: true },
+  { path: ["result", "commandSeq"], is: "integer" },
+];
+
+/** An act reply whose commandSeq is above the one in the reply to the earlier act `earlier`. */
+export const seqAbove = (earlier: unknown): Assertion => ({
+  path: ["result", "commandSeq"],
+  op: ">",
+  than: { ref: earlier, path: ["result", "commandSeq"] },
+});
 
 /** Why authorization checks skip against a bridge run without a token. */
 export const NO_TOKEN =

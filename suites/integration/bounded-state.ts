@@ -1,3 +1,4 @@
+import type { Assertion, JsonPath } from "../../protocol/verdict.js";
 import {
   type Check,
   type CheckContext,
@@ -13,7 +14,7 @@ import {
 } from "../harness/check.js";
 import { type Connection, sleep } from "../harness/connection.js";
 import { latestSeq, readEvents } from "../harness/events.js";
-import { statusLimit } from "../harness/expect.js";
+import { judgedBy, statusLimit } from "../harness/expect.js";
 
 // The bridge drains its queue concurrently with the tool, so the number of accepted commands not yet
 // completed is never read directly: it is bracketed. Completion events read just before a request prove a
@@ -262,43 +263,74 @@ export const historyExact: Check = {
       return skip("Events kept arriving while the history was read, so no one state of it could be read whole.");
     const { seqs } = history;
     const exceeded = observed.size > maxEvents;
+    // Judged at the status read with the history, against its events page; the events made before are left out
+    // of a long report, so a reproducer makes as many first.
+    const page = (path: JsonPath) => ({ ref: "events-0", path });
+    const count = ["result", "events", "#"];
+    const judged = (expect: Assertion[], finding: Finding) =>
+      judgedBy({ kind: "result", expect, at: "status-history", needsEvents: history.latestSeq }, finding);
+    const sorted = [...observed].sort((a, b) => a - b);
+    const contiguous = sorted.every((seq, i) => i === 0 || seq === sorted[i - 1]! + 1);
     const range = seqs.length ? `, seq ${seqs[0]}..${seqs.at(-1)}` : "";
     const shown = `${seqs.length} retained${range}; ${observed.size} distinct seqs seen`;
     if (seqs.length > maxEvents || (exceeded && seqs.length !== maxEvents))
-      return fail(
-        `After ${observed.size} distinct events had existed, the history retained ${seqs.length}, ` +
-          `not maxEvents ${maxEvents}.`,
-        `exactly ${maxEvents} retained once more than ${maxEvents} exist`,
-        shown,
-        ["integration.bounded-state"],
+      return judged(
+        [{ of: "events-0", path: count, op: exceeded ? "==" : "<=", than: { value: maxEvents } }],
+        fail(
+          `After ${observed.size} distinct events had existed, the history retained ${seqs.length}, ` +
+            `not maxEvents ${maxEvents}.`,
+          `exactly ${maxEvents} retained once more than ${maxEvents} exist`,
+          shown,
+          ["integration.bounded-state"],
+        ),
       );
     const oldest = seqs[0] ?? Number.POSITIVE_INFINITY;
     const kept = new Set(seqs);
     const evictedNewer = [...observed].filter((s) => s > oldest && !kept.has(s)).sort((a, b) => a - b);
     if (evictedNewer.length)
-      return fail(
-        `The history evicted seq ${evictedNewer.slice(0, 5).join(", ")} but kept the older seq ${oldest}.`,
-        "the evicted events are the oldest",
-        shown,
-        ["integration.bounded-state"],
+      return judged(
+        // Seqs one per event (as the run saw them): the retained ones are the newest, up to latestSeq.
+        contiguous
+          ? [
+              {
+                of: "events-0",
+                path: ["result", "events", 0, "seq"],
+                op: "==",
+                than: page(["result", "latestSeq"]),
+                plus: 1 - seqs.length,
+              },
+            ]
+          : [],
+        fail(
+          `The history evicted seq ${evictedNewer.slice(0, 5).join(", ")} but kept the older seq ${oldest}.`,
+          "the evicted events are the oldest",
+          shown,
+          ["integration.bounded-state"],
+        ),
       );
     if (history.status?.events !== seqs.length)
-      return fail(
-        `status.events is ${JSON.stringify(history.status?.events)} while the history holds ${seqs.length} events.`,
-        `status.events = ${seqs.length}, the events retained`,
-        describeReply(history.statusReply),
-        ["method.status"],
+      return judged(
+        [{ path: ["result", "events"], op: "==", than: page(count) }],
+        fail(
+          `status.events is ${JSON.stringify(history.status?.events)} while the history holds ${seqs.length} events.`,
+          `status.events = ${seqs.length}, the events retained`,
+          describeReply(history.statusReply),
+          ["method.status"],
+        ),
       );
     // The newest event is never the one evicted, so latestSeq names a retained event once any event existed.
     const newest = seqs.at(-1);
     if (newest === undefined ? history.latestSeq > ledger.start : history.latestSeq !== newest)
-      return fail(
-        newest === undefined
-          ? `latestSeq moved from ${ledger.start} to ${history.latestSeq}, but the history retains no event.`
-          : `latestSeq is ${history.latestSeq} while the newest retained event is seq ${newest}.`,
-        "latestSeq = the newest retained seq",
-        shown,
-        ["method.events"],
+      return judged(
+        [{ of: "events-0", path: ["result", "latestSeq"], op: "==", than: page(["result", "events", -1, "seq"]) }],
+        fail(
+          newest === undefined
+            ? `latestSeq moved from ${ledger.start} to ${history.latestSeq}, but the history retains no event.`
+            : `latestSeq is ${history.latestSeq} while the newest retained event is seq ${newest}.`,
+          "latestSeq = the newest retained seq",
+          shown,
+          ["method.events"],
+        ),
       );
     if (!exceeded)
       return skip(

@@ -3,6 +3,7 @@ import { type Check, type CheckContext, describeReply, type Finding, fail, pass,
 import { classesFirst } from "../harness/classes.js";
 import type { Connection } from "../harness/connection.js";
 import { collectCompletions, latestSeq, readEvents } from "../harness/events.js";
+import { ACCEPTED, judgedBy, seqAbove } from "../harness/expect.js";
 import { act, advertisedTypes, judgeCompletion } from "../harness/lifecycle.js";
 
 export const actLifecycle: Check = {
@@ -26,27 +27,33 @@ export const actLifecycle: Check = {
           const reply = await act(ctx, conn, cmd, id);
           const r = resultOf(reply);
           if (r?.accepted !== true || !Number.isSafeInteger(r.commandSeq)) {
-            return fail(
-              `act ${JSON.stringify(cmd)} was not accepted as {accepted: true, commandSeq: integer}.`,
-              `{"accepted":true,"commandSeq":<integer>}`,
-              describeReply(reply),
-              ["method.act"],
+            return judgedBy(
+              { kind: "result", expect: ACCEPTED, at: id },
+              fail(
+                `act ${JSON.stringify(cmd)} was not accepted as {accepted: true, commandSeq: integer}.`,
+                `{"accepted":true,"commandSeq":<integer>}`,
+                describeReply(reply),
+                ["method.act"],
+              ),
             );
           }
           const seq = r.commandSeq as number;
           if (seqs.length && seq <= seqs[0]!)
-            return fail(
-              `commandSeq went from ${seqs[0]} to ${seq}.`,
-              "commandSeq strictly increasing",
-              describeReply(reply),
-              ["method.act"],
+            return judgedBy(
+              { kind: "result", expect: [seqAbove("act-1")], at: id },
+              fail(
+                `commandSeq went from ${seqs[0]} to ${seq}.`,
+                "commandSeq strictly increasing",
+                describeReply(reply),
+                ["method.act"],
+              ),
             );
           seqs.push(seq);
         }
         const done = await collectCompletions(ctx, conn, cursor, new Set(seqs));
         for (const seq of seqs) {
           const broken = judgeCompletion(done.get(seq), seq, cmd, ["integration.command-completion"]);
-          if (broken) return broken;
+          if (broken) return judgedBy({ kind: "completes", acts: ["act-1", "act-2"], after: "cursor" }, broken);
         }
         return pass("completed");
       },
@@ -70,11 +77,14 @@ async function accepted(ctx: CheckContext, conn: Connection, id: string): Promis
   const reply = await act(ctx, conn, NOOP, id);
   const seq = resultOf(reply)?.commandSeq;
   if (resultOf(reply)?.accepted === true && Number.isSafeInteger(seq)) return seq as number;
-  return fail(
-    `act ${JSON.stringify(NOOP)} was not accepted as {accepted: true, commandSeq: integer}.`,
-    `{"accepted":true,"commandSeq":<integer>}`,
-    describeReply(reply),
-    ["method.act"],
+  return judgedBy(
+    { kind: "result", expect: ACCEPTED, at: id },
+    fail(
+      `act ${JSON.stringify(NOOP)} was not accepted as {accepted: true, commandSeq: integer}.`,
+      `{"accepted":true,"commandSeq":<integer>}`,
+      describeReply(reply),
+      ["method.act"],
+    ),
   );
 }
 
@@ -107,27 +117,36 @@ export const actAcrossConnections: Check = {
     if (typeof seq1 !== "number") return seq1;
     const done = await collectCompletions(ctx, first, before, new Set([seq1]));
     const unfinished = judgeCompletion(done.get(seq1), seq1, NOOP, ["integration.command-completion"]);
-    if (unfinished) return unfinished;
+    if (unfinished) return judgedBy({ kind: "completes", acts: ["act-first-connection"], after: "cursor" }, unfinished);
     const cursor = await latestSeq(ctx, first);
     first.close();
 
     const second = await ctx.session();
     const latest = await latestSeq(ctx, second);
     if (latest < cursor)
-      return fail(
-        `latestSeq went back from ${cursor}, read on the first connection, to ${latest} on the next one.`,
-        `latestSeq >= ${cursor}: event seqs are numbered by the bridge, not per connection`,
-        `latestSeq ${latest}`,
-        ["method.events"],
+      return judgedBy(
+        {
+          kind: "result",
+          expect: [{ path: ["result", "latestSeq"], op: ">=", than: { ref: "cursor", path: ["result", "latestSeq"] } }],
+        },
+        fail(
+          `latestSeq went back from ${cursor}, read on the first connection, to ${latest} on the next one.`,
+          `latestSeq >= ${cursor}: event seqs are numbered by the bridge, not per connection`,
+          `latestSeq ${latest}`,
+          ["method.events"],
+        ),
       );
     const seq2 = await accepted(ctx, second, "act-second-connection");
     if (typeof seq2 !== "number") return seq2;
     if (seq2 <= seq1)
-      return fail(
-        `commandSeq went from ${seq1} on the first connection to ${seq2} on the next one.`,
-        `commandSeq > ${seq1}: command seqs are numbered by the bridge, not per connection`,
-        `commandSeq ${seq2}`,
-        ["method.act"],
+      return judgedBy(
+        { kind: "result", expect: [seqAbove("act-first-connection")] },
+        fail(
+          `commandSeq went from ${seq1} on the first connection to ${seq2} on the next one.`,
+          `commandSeq > ${seq1}: command seqs are numbered by the bridge, not per connection`,
+          `commandSeq ${seq2}`,
+          ["method.act"],
+        ),
       );
     const later = await collectCompletions(ctx, second, cursor, new Set([seq2]));
     if (!later.has(seq2)) {
@@ -142,7 +161,7 @@ export const actAcrossConnections: Check = {
         );
     }
     const broken = judgeCompletion(later.get(seq2), seq2, NOOP, ["integration.command-completion"]);
-    if (broken) return broken;
+    if (broken) return judgedBy({ kind: "completes", acts: ["act-second-connection"], after: "cursor" }, broken);
     if (later.mayBeEvicted.has(seq2))
       return pass(
         `commandSeq went from ${seq1} to ${seq2} and latestSeq from ${cursor} to ${latest} across a reconnect; ` +

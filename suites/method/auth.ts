@@ -15,7 +15,7 @@ import {
   skip,
 } from "../harness/check.js";
 import type { Connection } from "../harness/connection.js";
-import { NO_TOKEN } from "../harness/expect.js";
+import { judgedBy, NO_TOKEN } from "../harness/expect.js";
 
 export const authWrongThenRight: Check = {
   id: "method.auth/wrong-then-right",
@@ -26,29 +26,41 @@ export const authWrongThenRight: Check = {
     const conn = await ctx.connect();
     const wrong = await ctx.call(conn, rpc("auth", { token: "not-the-token" }, 1));
     if (resultOf(wrong)?.authorized !== false)
-      return fail(
-        'A wrong token was not answered {"authorized":false}.',
-        `{"result":{"authorized":false}}`,
-        describeReply(wrong),
+      return judgedBy(
+        { kind: "result", equals: { authorized: false } },
+        fail(
+          'A wrong token was not answered {"authorized":false}.',
+          `{"result":{"authorized":false}}`,
+          describeReply(wrong),
+        ),
       );
     const still = await ctx.call(conn, rpc("ping", {}, 2));
     if (errorCode(still) !== ctx.contract.codes["error.unauthorized"])
-      return fail(
-        "After a wrong token the connection was not left unauthorized.",
-        `${ctx.contract.codes["error.unauthorized"]} for ping`,
-        describeReply(still),
-        ["method.auth", "error.unauthorized"],
+      return judgedBy(
+        { kind: "error", codes: [ctx.contract.codes["error.unauthorized"]!] },
+        fail(
+          "After a wrong token the connection was not left unauthorized.",
+          `${ctx.contract.codes["error.unauthorized"]} for ping`,
+          describeReply(still),
+          ["method.auth", "error.unauthorized"],
+        ),
       );
     const right = await ctx.call(conn, ctx.authRequest(3));
     if (resultOf(right)?.authorized !== true)
-      return fail(
-        "The right token after a wrong one did not authorize the connection.",
-        `{"result":{"authorized":true}}`,
-        describeReply(right),
+      return judgedBy(
+        { kind: "result", equals: { authorized: true } },
+        fail(
+          "The right token after a wrong one did not authorize the connection.",
+          `{"result":{"authorized":true}}`,
+          describeReply(right),
+        ),
       );
     const pong = await ctx.call(conn, rpc("ping", {}, 4));
     if (resultOf(pong)?.ok !== true)
-      return fail("After a successful auth, ping was not served.", `{"result":{"ok":true}}`, describeReply(pong));
+      return judgedBy(
+        { kind: "result", equals: { ok: true } },
+        fail("After a successful auth, ping was not served.", `{"result":{"ok":true}}`, describeReply(pong)),
+      );
     return pass("Wrong token refused, connection left unauthorized, right token then accepted.");
   },
 };
@@ -80,11 +92,14 @@ export const authSimultaneous: Check = {
     if (reply.kind === "timeout") return oneAtATime();
     if (errorCode(reply) === ctx.contract.codes["error.unauthorized"])
       return pass("The second connection was unauthorized while the first was authorized.");
-    return fail(
-      "A second connection was served without auth while another was authorized.",
-      `${ctx.contract.codes["error.unauthorized"]} on the second connection`,
-      describeReply(reply),
-      ["error.unauthorized"],
+    return judgedBy(
+      { kind: "error", codes: [ctx.contract.codes["error.unauthorized"]!] },
+      fail(
+        "A second connection was served without auth while another was authorized.",
+        `${ctx.contract.codes["error.unauthorized"]} on the second connection`,
+        describeReply(reply),
+        ["error.unauthorized"],
+      ),
     );
   },
 };
@@ -128,6 +143,7 @@ export const authNearMiss: Check = {
       fc.array(tokenNearMiss(), { minLength: 1, maxLength: 6 }),
       async (misses) => {
         const sent: unknown[] = [];
+        const asked: TokenNearMiss[] = [];
         let conn = await ctx.connect();
         let finding: Finding = pass("every near miss refused, and the connection stayed unauthorized");
         try {
@@ -135,6 +151,7 @@ export const authNearMiss: Check = {
             const params = nearMissParams(token, miss);
             if (!params) continue; // this near miss of this token is the token itself
             sent.push(params.token);
+            if ("token" in params) asked.push(miss);
             const judged = await judgeNearMiss(ctx, conn, params, describeNearMiss(token, miss));
             if (judged === "closed") conn = await ctx.connect();
             else if (judged) {
@@ -145,7 +162,10 @@ export const authNearMiss: Check = {
         } catch (err) {
           finding = findingOf(err);
         }
-        return finding.verdict === "pass" ? finding : hideNearMisses(finding, conn.transcript.entries(), sent);
+        if (finding.verdict === "pass") return finding;
+        const hidden = hideNearMisses(finding, conn.transcript.entries(), sent);
+        // The near misses, as descriptions: a reproducer applies them to the token it is given.
+        return hidden.oracle ? { ...hidden, oracle: { ...hidden.oracle, nearMisses: asked } } : hidden;
       },
       // The listed near misses (each kind at its likeliest slip) as one case, then generated ones for other
       // lengths, positions and suffixes.
@@ -166,29 +186,45 @@ async function judgeNearMiss(
   const answer = resultOf(auth)?.authorized;
   const stringToken = typeof params.token === "string";
   if (answer !== false && (stringToken || errorCode(auth) !== codes["error.invalid-params"]))
-    return fail(
-      answer === true ? `auth with ${what} authorized the connection.` : `auth with ${what} was not refused.`,
-      stringToken
-        ? `{"result":{"authorized":false}}`
-        : `{"result":{"authorized":false}} or ${codes["error.invalid-params"]} (not a string token)`,
-      describeReply(auth),
-      ["method.auth"],
+    return judgedBy(
+      {
+        kind: "reply",
+        expect: [
+          {
+            anyOf: [
+              [{ path: ["result", "authorized"], equals: false }],
+              ...(stringToken ? [] : [[{ path: ["error", "code"], equals: codes["error.invalid-params"] }]]),
+            ],
+          },
+        ],
+      },
+      fail(
+        answer === true ? `auth with ${what} authorized the connection.` : `auth with ${what} was not refused.`,
+        stringToken
+          ? `{"result":{"authorized":false}}`
+          : `{"result":{"authorized":false}} or ${codes["error.invalid-params"]} (not a string token)`,
+        describeReply(auth),
+        ["method.auth"],
+      ),
     );
   const ping = await ctx.call(conn, rpc("ping", {}, "after-near-miss"));
   if (ping.kind === "closed" || ping.kind === "reset") return "closed";
   if (errorCode(ping) !== codes["error.unauthorized"])
-    return fail(
-      `After auth refused ${what}, ping on that connection was not rejected with ${codes["error.unauthorized"]}.`,
-      `${codes["error.unauthorized"]} (a refused attempt leaves the connection unauthorized)`,
-      describeReply(ping),
-      ["method.auth", "error.unauthorized"],
+    return judgedBy(
+      { kind: "error", codes: [codes["error.unauthorized"]!], orClose: true },
+      fail(
+        `After auth refused ${what}, ping on that connection was not rejected with ${codes["error.unauthorized"]}.`,
+        `${codes["error.unauthorized"]} (a refused attempt leaves the connection unauthorized)`,
+        describeReply(ping),
+        ["method.auth", "error.unauthorized"],
+      ),
     );
   return undefined;
 }
 
 /** Shortest near miss worth hiding where it comes back: shorter ones give little away and would shred ordinary text. */
 const HIDDEN_MIN_LENGTH = 4;
-const NEAR_MISS_SHOWN = "«near miss of the token»";
+export const NEAR_MISS_SHOWN = "«near miss of the token»";
 
 /**
  * The harness redacts the token itself, not what is derived from it (a prefix, another case): a

@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import type { JsonPath, Oracle } from "../../protocol/verdict.js";
 import {
   type Check,
   type CheckContext,
@@ -6,6 +7,7 @@ import {
   Fault,
   type Finding,
   fail,
+  fail as failed,
   pass,
   resultOf,
   rpc,
@@ -13,8 +15,15 @@ import {
 } from "../harness/check.js";
 import { classesFirst, cover } from "../harness/classes.js";
 import type { Connection } from "../harness/connection.js";
-import { collectCompletions, type EventsResult, judgeEvents, latestSeq, readEvents } from "../harness/events.js";
-import { statusLimit } from "../harness/expect.js";
+import {
+  collectCompletions,
+  type EventsResult,
+  eventsPageOracle,
+  judgeEvents,
+  latestSeq,
+  readEvents,
+} from "../harness/events.js";
+import { judgedBy, statusLimit } from "../harness/expect.js";
 import { act, advertisedTypes, judgeCompletion, makeEvents } from "../harness/lifecycle.js";
 
 type Entry = EventsResult["events"][number];
@@ -72,6 +81,8 @@ function judgePage(
   ctx: CheckContext,
   page: EventsResult,
   retained: Entry[],
+  /** The cursor readAll read `retained` after (its first request's id is all-<cursor>). */
+  retainedAfter: number,
   limit: number,
   what: string,
   shown: string,
@@ -80,6 +91,26 @@ function judgePage(
   const { eventsLimitMin: min, eventsLimitMax: max } = ctx.contract.limits;
   const clamped = clampOf(ctx, limit);
   const got = page.events;
+  const count = ["result", "events", "#"];
+  const events = ["result", "events"];
+  // The retained events were read just before, by readAll: its first page is the reference.
+  const oracle: Oracle = {
+    kind: "result",
+    expect: [
+      { path: count, op: "<=", than: { value: clamped } },
+      { path: events, prefixOf: { ref: `all-${retainedAfter}`, path: events }, by: ["seq"] },
+      // What was due: the clamp, or as many as were retained; past one page, readAll paged on and counted them.
+      retained.length >= max
+        ? { path: count, op: ">=", than: { value: Math.min(clamped, retained.length) } }
+        : {
+            anyOf: [
+              [{ path: count, op: ">=", than: { value: clamped } }],
+              [{ path: count, op: ">=", than: { ref: `all-${retainedAfter}`, path: count } }],
+            ],
+          },
+    ],
+  };
+  const fail = (...args: Parameters<typeof failed>) => judgedBy(oracle, failed(...args));
   if (got.length > clamped)
     return fail(
       `${what} returned ${got.length} events, more than the clamped limit.`,
@@ -116,15 +147,22 @@ async function eventsCall(
   const reply = await ctx.call(conn, rpc("events", params, id));
   const shown = describeReply(reply);
   const result = resultOf(reply);
-  if (!result)
-    return fail(
-      `events ${JSON.stringify(params)} was not answered with a result.`,
-      "{latestSeq, events}: afterSeq and limit are any integers, and both may be left out",
-      shown,
-    );
   const afterSeq = typeof params.afterSeq === "number" ? params.afterSeq : 0;
+  if (!result)
+    return judgedBy(
+      eventsPageOracle(afterSeq),
+      failed(
+        `events ${JSON.stringify(params)} was not answered with a result.`,
+        "{latestSeq, events}: afterSeq and limit are any integers, and both may be left out",
+        shown,
+      ),
+    );
   return { page: judgeEvents(result, afterSeq, shown), shown };
 }
+
+/** A failure whose case reads events made before it (outside the case, or left out of the report): a reproducer makes them first. */
+const needing = (finding: Finding, latestSeq: number): Finding =>
+  finding.oracle ? { ...finding, oracle: { ...finding.oracle, needsEvents: latestSeq } } : finding;
 
 const CHANGING =
   "the event history kept changing while it was read (commands still queued by an earlier check or another " +
@@ -156,19 +194,29 @@ export const eventsCursor: Check = {
           `Only ${after.events.length} of the ${count} events this check made were still retained: newer events ` +
             `(commands still queued by an earlier check) dropped them first.`,
         );
-      return fail(
-        `Only ${after.events.length} events after the cursor ${made}, though ${count} commands completed there ` +
-          `and none were dropped.`,
-        `${count} command_completed events after ${made}`,
-        JSON.stringify(after.events).slice(0, 300),
+      return judgedBy(
+        {
+          kind: "result",
+          expect: [{ path: ["result", "events", "#"], op: ">=", than: { value: count } }],
+          at: `all-${made}`,
+        },
+        failed(
+          `Only ${after.events.length} events after the cursor ${made}, though ${count} commands completed there ` +
+            `and none were dropped.`,
+          `${count} command_completed events after ${made}`,
+          JSON.stringify(after.events).slice(0, 300),
+        ),
       );
     }
     const atEnd = await readEvents(ctx, c, after.latestSeq);
     if (atEnd.events.length !== 0)
-      return fail(
-        `events after latestSeq ${after.latestSeq} returned ${atEnd.events.length} events.`,
-        "no events past latestSeq",
-        JSON.stringify(atEnd.events).slice(0, 300),
+      return judgedBy(
+        { kind: "result", expect: [{ path: ["result", "events", "#"], equals: 0 }] },
+        failed(
+          `events after latestSeq ${after.latestSeq} returned ${atEnd.events.length} events.`,
+          "no events past latestSeq",
+          JSON.stringify(atEnd.events).slice(0, 300),
+        ),
       );
     const cursors = [made, ...after.events.map((e) => e.seq)];
     const { eventsLimitMin: min, eventsLimitMax: max } = ctx.contract.limits;
@@ -187,10 +235,12 @@ export const eventsCursor: Check = {
         for (let attempt = 0; attempt < 3; attempt++) {
           const retained = await readAll(ctx, s, afterSeq);
           const called = await eventsCall(ctx, s, { afterSeq, limit }, "limit");
-          if (!("page" in called)) return called;
+          if (!("page" in called)) return needing(called, after.latestSeq);
           if (retained.changed || called.page.latestSeq !== retained.latestSeq) continue;
           const what = `events after ${afterSeq} with limit ${limit}`;
-          return judgePage(ctx, called.page, retained.events, limit, what, called.shown, "limit") ?? pass("ok");
+          const broken = judgePage(ctx, called.page, retained.events, afterSeq, limit, what, called.shown, "limit");
+          // The events this case reads were made before it: a reproducer makes as many first.
+          return broken ? needing(broken, after.latestSeq) : pass("ok");
         }
         return skip(CHANGING);
       },
@@ -249,7 +299,7 @@ async function firstPages(ctx: CheckContext, c: Connection, made: number): Promi
       if (!("page" in called)) return called;
       if (called.page.latestSeq !== retained.latestSeq) return "changed";
       const what = `events after ${cursor} with limit ${limit}`;
-      const broken = judgePage(ctx, called.page, retained.events, limit, what, called.shown, "first-page");
+      const broken = judgePage(ctx, called.page, retained.events, cursor, limit, what, called.shown, "first-page");
       if (broken) return broken;
       compared++;
     }
@@ -289,17 +339,25 @@ export const cursorEdges: Check = {
 
 async function edges(ctx: CheckContext, c: Connection): Promise<Finding | "changed"> {
   const max = ctx.contract.limits.eventsLimitMax;
-  // One id for every call, so the line each page may fill is the same.
-  const head = await eventsCall(ctx, c, { afterSeq: 0, limit: max }, "edge");
+  // An id of its own per call, each as long as the others, so the line each page may fill is the same.
+  let calls = 0;
+  const nextId = () => `edge-${String(calls++).padStart(2, "0")}`;
+  const events = ["result", "events"];
+  const count = ["result", "events", "#"];
+  const head = await eventsCall(ctx, c, { afterSeq: 0, limit: max }, nextId());
   if (!("page" in head)) return head;
   const { page: first, shown } = head;
   const latest = first.latestSeq;
   if (!first.events.length)
-    return fail(
-      "events after 0 returned no events, though commands just completed and the history keeps at least one.",
-      "the oldest retained events (seq > 0)",
-      shown,
+    return judgedBy(
+      { kind: "result", expect: [{ path: count, op: ">", than: { value: 0 } }] },
+      failed(
+        "events after 0 returned no events, though commands just completed and the history keeps at least one.",
+        "the oldest retained events (seq > 0)",
+        shown,
+      ),
     );
+  const fromHead = (path: JsonPath) => ({ ref: "edge-00", path });
   const fromOldest = [
     { afterSeq: -1, limit: max },
     { afterSeq: -(2 ** 31), limit: max },
@@ -312,20 +370,28 @@ async function edges(ctx: CheckContext, c: Connection): Promise<Finding | "chang
   }));
   const findings: Finding[] = [];
   const judged = async (params: Record<string, unknown>) => {
-    const called = await eventsCall(ctx, c, params, "edge");
+    const at = nextId();
+    const called = await eventsCall(ctx, c, params, at);
     if (!("page" in called)) return called;
     if (called.page.latestSeq !== latest) {
       // Either the history moved (checked below), or the bridge reports a different latestSeq for this cursor.
       findings.push(
-        fail(
-          `events ${JSON.stringify(params)} reported latestSeq ${called.page.latestSeq}, where events after 0 ` +
-            `just reported ${latest}.`,
-          `latestSeq ${latest}: the newest event's seq, whatever the cursor`,
-          called.shown,
+        judgedBy(
+          {
+            kind: "result",
+            expect: [{ path: ["result", "latestSeq"], op: "==", than: fromHead(["result", "latestSeq"]) }],
+            at,
+          },
+          failed(
+            `events ${JSON.stringify(params)} reported latestSeq ${called.page.latestSeq}, where events after 0 ` +
+              `just reported ${latest}.`,
+            `latestSeq ${latest}: the newest event's seq, whatever the cursor`,
+            called.shown,
+          ),
         ),
       );
     }
-    return called;
+    return { ...called, at };
   };
   for (const params of fromOldest) {
     const called = await judged(params);
@@ -333,10 +399,27 @@ async function edges(ctx: CheckContext, c: Connection): Promise<Finding | "chang
     const got = called.page.events;
     if (got.length !== first.events.length || got.some((e, i) => e.seq !== first.events[i]!.seq))
       findings.push(
-        fail(
-          `events ${JSON.stringify(params)} did not read from the oldest retained event as afterSeq 0 does.`,
-          `seqs ${seqsOf(first.events)} (every retained seq is greater than this cursor)`,
-          `seqs ${seqsOf(got)}`,
+        judgedBy(
+          {
+            kind: "result",
+            expect: [
+              {
+                anyOf: [
+                  [{ path: ["result", "latestSeq"], op: "!=", than: fromHead(["result", "latestSeq"]) }],
+                  [
+                    { path: count, op: "==", than: fromHead(count) },
+                    { path: events, prefixOf: fromHead(events), by: ["seq"] },
+                  ],
+                ],
+              },
+            ],
+            at: called.at,
+          },
+          failed(
+            `events ${JSON.stringify(params)} did not read from the oldest retained event as afterSeq 0 does.`,
+            `seqs ${seqsOf(first.events)} (every retained seq is greater than this cursor)`,
+            `seqs ${seqsOf(got)}`,
+          ),
         ),
       );
   }
@@ -345,11 +428,21 @@ async function edges(ctx: CheckContext, c: Connection): Promise<Finding | "chang
   const got = bare.page.events;
   if (!got.length || got.some((e, i) => e.seq !== first.events[i]?.seq))
     findings.push(
-      fail(
-        "events with no params did not read from the oldest retained event.",
-        `a non-empty page starting at seq ${first.events[0]!.seq} (afterSeq defaults to before every event; the ` +
-          `default limit is within the clamp)`,
-        `seqs ${seqsOf(got)}`,
+      judgedBy(
+        {
+          kind: "result",
+          expect: [
+            { path: count, op: ">", than: { value: 0 } },
+            { path: events, prefixOf: fromHead(events), by: ["seq"] },
+          ],
+          at: bare.at,
+        },
+        failed(
+          "events with no params did not read from the oldest retained event.",
+          `a non-empty page starting at seq ${first.events[0]!.seq} (afterSeq defaults to before every event; the ` +
+            `default limit is within the clamp)`,
+          `seqs ${seqsOf(got)}`,
+        ),
       ),
     );
   for (const params of pastEnd) {
@@ -357,14 +450,17 @@ async function edges(ctx: CheckContext, c: Connection): Promise<Finding | "chang
     if (!("page" in called)) return called;
     if (called.page.events.length)
       findings.push(
-        fail(
-          `events after ${params.afterSeq} (latestSeq ${latest}) returned events.`,
-          "no events: none is newer than latestSeq",
-          called.shown,
+        judgedBy(
+          { kind: "result", expect: [{ path: count, equals: 0 }], at: called.at },
+          failed(
+            `events after ${params.afterSeq} (latestSeq ${latest}) returned events.`,
+            "no events: none is newer than latestSeq",
+            called.shown,
+          ),
         ),
       );
   }
-  const again = await readEvents(ctx, c, 0, max, "edge");
+  const again = await readEvents(ctx, c, 0, max, nextId());
   if (again.latestSeq !== latest) return "changed";
   return (
     findings[0] ?? pass(`${fromOldest.length + pastEnd.length + 2} cursors each read the page the contract gives.`)
@@ -401,27 +497,50 @@ export const historyBound: Check = {
     const c = await ctx.session();
     const after = await readAll(ctx, c, 0);
     const st = resultOf(await ctx.call(c, rpc("status", {}, "status-after")));
+    // The events were made before what is judged, and the report may leave their making out: a reproducer makes them.
+    const judged = (oracle: Oracle, finding: Finding) => needing(judgedBy(oracle, finding), after.latestSeq);
+    const count = ["result", "events", "#"];
     if (typeof st?.events === "number" && st.events > maxEvents)
-      return fail(
-        `status reports ${st.events} retained events, over maxEvents ${maxEvents}.`,
-        `events <= ${maxEvents}`,
-        JSON.stringify(st),
-        ["integration.bounded-state"],
+      return judged(
+        { kind: "result", expect: [{ path: ["result", "events"], op: "<=", than: { value: maxEvents } }] },
+        fail(
+          `status reports ${st.events} retained events, over maxEvents ${maxEvents}.`,
+          `events <= ${maxEvents}`,
+          JSON.stringify(st),
+          ["integration.bounded-state"],
+        ),
       );
     const retained = after.events.length;
     if (retained > maxEvents)
-      return fail(
-        `events returned ${retained} events, more than maxEvents ${maxEvents}.`,
-        `at most ${maxEvents} retained`,
-        `${retained}`,
-        ["integration.bounded-state"],
+      return judged(
+        { kind: "result", expect: [{ path: count, op: "<=", than: { value: maxEvents } }], at: "all-0" },
+        fail(
+          `events returned ${retained} events, more than maxEvents ${maxEvents}.`,
+          `at most ${maxEvents} retained`,
+          `${retained}`,
+          ["integration.bounded-state"],
+        ),
       );
     if (after.events.some((e) => e.seq <= made) && maxEvents < needed)
-      return fail(
-        `After ${needed} newer events, events at or before seq ${made} are still retained.`,
-        `the oldest events dropped (maxEvents ${maxEvents})`,
-        `oldest retained seq ${after.events[0]?.seq}`,
-        ["integration.bounded-state"],
+      return judged(
+        {
+          kind: "result",
+          expect: [
+            {
+              path: ["result", "events", 0, "seq"],
+              op: ">",
+              than: { here: ["result", "latestSeq"] },
+              plus: -maxEvents,
+            },
+          ],
+          at: "all-0",
+        },
+        fail(
+          `After ${needed} newer events, events at or before seq ${made} are still retained.`,
+          `the oldest events dropped (maxEvents ${maxEvents})`,
+          `oldest retained seq ${after.events[0]?.seq}`,
+          ["integration.bounded-state"],
+        ),
       );
     return pass(`After ${needed} completions the history held ${retained} events (maxEvents ${maxEvents}).`);
   },
@@ -483,14 +602,14 @@ export const limitMax: Check = {
       let changed = false;
       for (const limit of [max - 1, max, max + 1, Number.MAX_SAFE_INTEGER]) {
         const called = await eventsCall(ctx, c, { afterSeq: 0, limit }, "limit-max");
-        if (!("page" in called)) return called;
+        if (!("page" in called)) return needing(called, all.latestSeq);
         if (called.page.latestSeq !== all.latestSeq) {
           changed = true;
           break;
         }
         const what = `events after 0 with limit ${limit} (${retained} retained)`;
-        const broken = judgePage(ctx, called.page, all.events, limit, what, called.shown, "limit-max");
-        if (broken) return broken;
+        const broken = judgePage(ctx, called.page, all.events, 0, limit, what, called.shown, "limit-max");
+        if (broken) return needing(broken, all.latestSeq);
       }
       if (!changed)
         return pass(`With ${retained} events retained, every limit from ${max - 1} up was clamped exactly.`);
@@ -552,7 +671,7 @@ export const largeMessages: Check = {
         { type, stringArg: `<${text.length} bytes>` },
         ["integration.command-completion"],
       );
-      if (broken) findings.push(broken);
+      if (broken) findings.push(judgedBy({ kind: "completes", acts: [`large-${i}`], after: "cursor" }, broken));
     }
     // A long id makes the reply longer still, as any client's id may.
     const id = `large-page-${"p".repeat(256)}`;
@@ -566,13 +685,26 @@ export const largeMessages: Check = {
         if (reply.kind === "response") largest = Math.max(largest, reply.raw.length);
         if (!page.events.length) {
           if (page.latestSeq > cursor)
-            return fail(
-              `events after ${cursor} returned no events though latestSeq is ${page.latestSeq}: a client paging ` +
-                `with the cursor can go no further.`,
-              "at least one event per page while newer ones are retained (fewer per page where a full page would " +
-                "not fit in one line)",
-              describeReply(reply),
-              ["method.events"],
+            return judgedBy(
+              {
+                kind: "result",
+                expect: [
+                  {
+                    anyOf: [
+                      [{ path: ["result", "events", "#"], op: ">", than: { value: 0 } }],
+                      [{ path: ["result", "latestSeq"], op: "<=", than: { value: cursor } }],
+                    ],
+                  },
+                ],
+              },
+              fail(
+                `events after ${cursor} returned no events though latestSeq is ${page.latestSeq}: a client paging ` +
+                  `with the cursor can go no further.`,
+                "at least one event per page while newer ones are retained (fewer per page where a full page would " +
+                  "not fit in one line)",
+                describeReply(reply),
+                ["method.events"],
+              ),
             );
           break;
         }

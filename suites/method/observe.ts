@@ -1,3 +1,4 @@
+import type { Oracle } from "../../protocol/verdict.js";
 import {
   type Check,
   type CheckContext,
@@ -10,7 +11,23 @@ import {
 } from "../harness/check.js";
 import type { Connection } from "../harness/connection.js";
 import { collectCompletions, latestSeq } from "../harness/events.js";
+import { judgedBy } from "../harness/expect.js";
 import { act } from "../harness/lifecycle.js";
+
+const SEQ = ["result", "observationSeq"];
+/** What observe returns, as an oracle. */
+const OBSERVED: Oracle = {
+  kind: "result",
+  expect: [
+    { path: SEQ, is: "integer" },
+    { path: ["result", "observation"], is: "object" },
+  ],
+};
+/** observationSeq no lower than in the reply to the earlier observe `id`. */
+const notBelow = (id: unknown): Oracle => ({
+  kind: "result",
+  expect: [{ path: SEQ, op: ">=", than: { ref: id, path: SEQ } }],
+});
 
 export const observeSeq: Check = {
   id: "method.observe/sequence",
@@ -29,17 +46,23 @@ export const observeSeq: Check = {
         r.observation === null ||
         Array.isArray(r.observation)
       ) {
-        return fail(
-          "observe did not return {observationSeq: integer, observation: object}.",
-          "{observationSeq: integer, observation: object}",
-          describeReply(reply),
+        return judgedBy(
+          OBSERVED,
+          fail(
+            "observe did not return {observationSeq: integer, observation: object}.",
+            "{observationSeq: integer, observation: object}",
+            describeReply(reply),
+          ),
         );
       }
       if ((r.observationSeq as number) < last)
-        return fail(
-          `observationSeq went back from ${last} to ${r.observationSeq}.`,
-          "observationSeq never decreases",
-          describeReply(reply),
+        return judgedBy(
+          notBelow(i - 1),
+          fail(
+            `observationSeq went back from ${last} to ${r.observationSeq}.`,
+            "observationSeq never decreases",
+            describeReply(reply),
+          ),
         );
       last = r.observationSeq as number;
       await ctx.call(conn, rpc("status", {}, `s${i}`));
@@ -67,10 +90,13 @@ async function observed(
     observation === null ||
     Array.isArray(observation)
   )
-    return fail(
-      "observe did not return {observationSeq: integer, observation: object}.",
-      "{observationSeq: integer, observation: object}",
-      describeReply(reply),
+    return judgedBy(
+      OBSERVED,
+      fail(
+        "observe did not return {observationSeq: integer, observation: object}.",
+        "{observationSeq: integer, observation: object}",
+        describeReply(reply),
+      ),
     );
   const listed = (observation as { availableActions?: unknown }).availableActions;
   const actions = Array.isArray(listed) ? listed.filter((a): a is string => typeof a === "string" && a !== "") : [];
@@ -100,20 +126,26 @@ export const observeAcrossConnections: Check = {
     const end = await observed(ctx, first, "observe-first-again");
     if ("verdict" in end) return end;
     if (end.seq < start.seq)
-      return fail(
-        `observationSeq went back from ${start.seq} to ${end.seq} on one connection.`,
-        "observationSeq never decreases",
-        `observationSeq ${end.seq}`,
+      return judgedBy(
+        notBelow("observe-first"),
+        fail(
+          `observationSeq went back from ${start.seq} to ${end.seq} on one connection.`,
+          "observationSeq never decreases",
+          `observationSeq ${end.seq}`,
+        ),
       );
     first.close();
     const second = await ctx.session();
     const next = await observed(ctx, second, "observe-second");
     if ("verdict" in next) return next;
     if (next.seq < end.seq)
-      return fail(
-        `observationSeq went back from ${end.seq} on the first connection to ${next.seq} on the next one.`,
-        `observationSeq >= ${end.seq}: it is the bridge's, not the connection's`,
-        `observationSeq ${next.seq}`,
+      return judgedBy(
+        notBelow("observe-first-again"),
+        fail(
+          `observationSeq went back from ${end.seq} on the first connection to ${next.seq} on the next one.`,
+          `observationSeq >= ${end.seq}: it is the bridge's, not the connection's`,
+          `observationSeq ${next.seq}`,
+        ),
       );
     const moved = end.seq > start.seq ? `from ${start.seq} to ${end.seq}` : `at ${end.seq} (it did not move)`;
     return pass(`observationSeq stood ${moved} on the first connection and at ${next.seq} on the next one.`);

@@ -1,11 +1,13 @@
 import { lookup } from "node:dns/promises";
 import { isIP, type Socket } from "node:net";
+import type { Oracle } from "../../protocol/verdict.js";
 import {
   type Check,
   describeReply,
   errorCode,
   type Finding,
   fail,
+  fail as failed,
   pass,
   resultOf,
   rpc,
@@ -13,7 +15,7 @@ import {
 } from "../harness/check.js";
 import { type Connection, sleep } from "../harness/connection.js";
 import { readEvents } from "../harness/events.js";
-import { statusLimit } from "../harness/expect.js";
+import { judgedBy, statusLimit } from "../harness/expect.js";
 import { emptyQueue, Ledger } from "../integration/bounded-state.js";
 
 const STATUS_FIELDS: Record<string, (v: unknown) => boolean> = {
@@ -26,6 +28,31 @@ const STATUS_FIELDS: Record<string, (v: unknown) => boolean> = {
   maxEvents: (v) => Number.isSafeInteger(v) && (v as number) > 0,
   observationSeq: (v) => Number.isSafeInteger(v),
   lastError: (v) => typeof v === "string" || v === null,
+};
+const int = (name: string) => ({ path: ["result", name], is: "integer" as const });
+const atLeast = (name: string, value: number) => ({ path: ["result", name], op: ">=" as const, than: { value } });
+/** What statusShape holds a status reply to, as an oracle. */
+const STATUS_ORACLE: Oracle = {
+  kind: "result",
+  expect: [
+    { path: ["result", "running"], is: "boolean" },
+    { path: ["result", "host"], is: "string" },
+    int("port"),
+    atLeast("port", 0),
+    { path: ["result", "port"], op: "<=", than: { value: 65535 } },
+    int("queuedCommands"),
+    atLeast("queuedCommands", 0),
+    int("maxQueuedCommands"),
+    atLeast("maxQueuedCommands", 1),
+    int("events"),
+    atLeast("events", 0),
+    int("maxEvents"),
+    atLeast("maxEvents", 1),
+    int("observationSeq"),
+    { anyOf: [[{ path: ["result", "lastError"], is: "string" }], [{ path: ["result", "lastError"], equals: null }]] },
+    { path: ["result", "queuedCommands"], op: "<=", than: { here: ["result", "maxQueuedCommands"] } },
+    { path: ["result", "events"], op: "<=", than: { here: ["result", "maxEvents"] } },
+  ],
 };
 const STATUS_TYPES =
   "{running: boolean, host: string, port: integer, queuedCommands: integer >= 0, maxQueuedCommands: integer > 0, " +
@@ -40,6 +67,7 @@ export const statusShape: Check = {
     const conn = await ctx.session();
     const reply = await ctx.call(conn, rpc("status", {}, 1));
     const status = resultOf(reply);
+    const fail = (...args: Parameters<typeof failed>) => judgedBy(STATUS_ORACLE, failed(...args));
     if (!status)
       return fail("status returned no result object.", STATUS_TYPES, describeReply(reply), ["method.status"]);
     for (const [field, ok] of Object.entries(STATUS_FIELDS)) {
@@ -112,6 +140,14 @@ export const statusEndpoint: Check = {
     const reply = await ctx.call(conn, rpc("status", {}, "endpoint"));
     const status = resultOf(reply);
     const shown = `${describeReply(reply)} (connected to ${peer.address} port ${peer.port})`;
+    const oracle: Oracle = {
+      kind: "result",
+      expect: [
+        { path: ["result", "port"], op: "==", than: { peer: "port" } },
+        { path: ["result", "host"], namesPeer: true },
+      ],
+    };
+    const fail = (...args: Parameters<typeof failed>) => judgedBy(oracle, failed(...args));
     if (status?.port !== peer.port)
       return fail(
         `status.port is ${JSON.stringify(status?.port)}, but this connection reached port ${peer.port}.`,
@@ -152,7 +188,22 @@ export const statusQueued: Check = {
     const ledger = await Ledger.open(ctx, conn);
     let samples = 0;
     const judge = async (): Promise<Finding | undefined> => {
-      const { reply, atMost, atLeast } = await ledger.send(rpc("status", {}, `status-${samples++}`));
+      const at = `status-${samples++}`;
+      const { reply, atMost, atLeast } = await ledger.send(rpc("status", {}, at));
+      const fail = (...args: Parameters<typeof failed>) =>
+        judgedBy(
+          {
+            kind: "ledger",
+            judge: "status",
+            start: "cursor",
+            limitFrom: "status",
+            codes: [],
+            at,
+            more: QUEUED_SAMPLE,
+            act: { type: "conformance.queued" },
+          },
+          failed(...args),
+        );
       const queued = resultOf(reply)?.queuedCommands;
       const shown =
         `${describeReply(reply)} (${ledger.accepted.size} accepted; ` +
@@ -197,7 +248,7 @@ export const statusQueued: Check = {
         );
         acts++;
         if (commandSeq === undefined && errorCode(reply) !== ctx.contract.codes["error.queue-full"])
-          return fail("act was not accepted.", `{"accepted":true,"commandSeq":<integer>}`, describeReply(reply), [
+          return failed("act was not accepted.", `{"accepted":true,"commandSeq":<integer>}`, describeReply(reply), [
             "method.act",
           ]);
         wrong = await judge();
@@ -244,27 +295,45 @@ export const statusSequences: Check = {
     const before = await seqOf("observe", "observe-before");
     const status = await seqOf("status", "status");
     const after = await seqOf("observe", "observe-after");
-    for (const [r, rule] of [
-      [status, "method.status"],
-      [before, "method.observe"],
-      [after, "method.observe"],
+    for (const [r, rule, at] of [
+      [status, "method.status", "status"],
+      [before, "method.observe", "observe-before"],
+      [after, "method.observe", "observe-after"],
     ] as const)
       if (!Number.isSafeInteger(r.seq))
-        return fail("No integer observationSeq.", "observationSeq: integer", describeReply(r.reply), [rule]);
+        return judgedBy(
+          { kind: "result", expect: [{ path: ["result", "observationSeq"], is: "integer" }], at },
+          fail("No integer observationSeq.", "observationSeq: integer", describeReply(r.reply), [rule]),
+        );
     const [a, b, c] = [before.seq as number, status.seq as number, after.seq as number];
+    const seqAt = ["result", "observationSeq"];
+    const between: Oracle = {
+      kind: "result",
+      expect: [
+        { path: seqAt, op: ">=", than: { ref: "observe-before", path: seqAt } },
+        { of: "status", path: seqAt, op: ">=", than: { ref: "observe-before", path: seqAt } },
+        { path: seqAt, op: ">=", than: { ref: "status", path: seqAt } },
+      ],
+    };
     if (c < a)
-      return fail(
-        `observationSeq went back from ${a} to ${c} between two observe calls.`,
-        "observationSeq never decreases",
-        describeReply(after.reply),
-        ["method.observe"],
+      return judgedBy(
+        between,
+        fail(
+          `observationSeq went back from ${a} to ${c} between two observe calls.`,
+          "observationSeq never decreases",
+          describeReply(after.reply),
+          ["method.observe"],
+        ),
       );
     if (b < a || b > c)
-      return fail(
-        `status.observationSeq ${b} is not between the observationSeq of the observe before (${a}) and after (${c}).`,
-        `${a} <= status.observationSeq <= ${c}`,
-        describeReply(status.reply),
-        ["method.status"],
+      return judgedBy(
+        { ...between, at: "observe-after" },
+        fail(
+          `status.observationSeq ${b} is not between the observationSeq of the observe before (${a}) and after (${c}).`,
+          `${a} <= status.observationSeq <= ${c}`,
+          describeReply(status.reply),
+          ["method.status"],
+        ),
       );
     // latestSeq can only be compared with a retained event: make one where the history is empty.
     const limit = ctx.contract.limits.eventsLimitMax;
@@ -292,11 +361,25 @@ export const statusSequences: Check = {
         // An event may have arrived between pages; read past the newest seen before judging.
         const rest = await readEvents(ctx, conn, newest, limit);
         if (rest.events.length > 0) continue;
-        return fail(
-          `latestSeq is ${rest.latestSeq}, but no event after seq ${newest} is retained.`,
-          "latestSeq = the newest retained seq",
-          `events after ${newest}: none; latestSeq ${rest.latestSeq}`,
-          ["method.events"],
+        const latest = ["result", "latestSeq"];
+        return judgedBy(
+          {
+            kind: "result",
+            expect: [
+              {
+                anyOf: [
+                  [{ path: ["result", "events", "#"], op: ">", than: { value: 0 } }],
+                  [{ path: latest, op: "<=", than: { value: newest } }],
+                ],
+              },
+            ],
+          },
+          fail(
+            `latestSeq is ${rest.latestSeq}, but no event after seq ${newest} is retained.`,
+            "latestSeq = the newest retained seq",
+            `events after ${newest}: none; latestSeq ${rest.latestSeq}`,
+            ["method.events"],
+          ),
         );
       }
       if (newest === undefined)

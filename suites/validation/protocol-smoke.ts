@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { nonStandardJson } from "../../generators/nonStandardJson.js";
-import type { RuleId } from "../../protocol/contract.js";
+import { type RuleId, contract as shipped } from "../../protocol/contract.js";
+import type { Oracle } from "../../protocol/verdict.js";
 import {
   type Check,
   type CheckContext,
@@ -16,6 +17,7 @@ import {
 } from "../harness/check.js";
 import type { Connection } from "../harness/connection.js";
 import { collectCompletions, judgeEvents, latestSeq } from "../harness/events.js";
+import { ACCEPTED, judgedBy, seqAbove } from "../harness/expect.js";
 import { advertisedTypes } from "../harness/lifecycle.js";
 
 /** What the session should look like from the client's side. `authorized` undefined: not known (after garbage). */
@@ -32,14 +34,28 @@ interface Real {
   conn?: Connection;
   accepted: Set<number>;
   cursor0: number;
+  /** The id of the last request sent through authorizedCall. */
+  last?: number;
+  /** The ids of the replies that gave the observationSeq and the commandSeq last seen. */
+  observedAt?: number;
+  actedAt?: number;
   step: number;
 }
 
 type SessionCommand = fc.AsyncCommand<Model, Real>;
 
-function check(ok: boolean, rule: RuleId, message: string, expected: string, reply: Reply | string): asserts ok {
-  if (!ok) throw violation(rule, message, expected, typeof reply === "string" ? reply : describeReply(reply));
+function check(
+  ok: boolean,
+  rule: RuleId,
+  message: string,
+  expected: string,
+  reply: Reply | string,
+  oracle?: Oracle,
+): asserts ok {
+  if (!ok) throw violation(rule, message, expected, typeof reply === "string" ? reply : describeReply(reply), oracle);
 }
+
+const UNAUTHORIZED: Oracle = { kind: "error", codes: [shipped.codes["error.unauthorized"]!] };
 
 /** Calls a method that needs authorization; returns the result when served, checks the unauthorized error when not. */
 async function authorizedCall(
@@ -49,6 +65,7 @@ async function authorizedCall(
   params: Record<string, unknown>,
 ): Promise<Record<string, unknown> | undefined> {
   const reply = await real.ctx.call(real.conn!, rpc(method, params, ++real.step));
+  real.last = real.step;
   const code = real.ctx.contract.codes["error.unauthorized"];
   const unauthorized = errorCode(reply) === code;
   if (model.authorized === undefined) model.authorized = !unauthorized;
@@ -59,26 +76,40 @@ async function authorizedCall(
       `${method} on an unauthorized connection was not rejected with ${code}.`,
       String(code),
       reply,
+      UNAUTHORIZED,
     );
     return undefined;
   }
-  check(!unauthorized, "method.auth", `${method} on an authorized connection got ${code}.`, "served", reply);
+  check(!unauthorized, "method.auth", `${method} on an authorized connection got ${code}.`, "served", reply, {
+    kind: "result",
+  });
   return resultOf(reply) ?? {};
 }
 
 const isOpen = (m: Readonly<Model>) => m.open;
 
 /** status and observe both report observationSeq, which never goes back. */
-function advanceObservation(model: Model, result: Record<string, unknown>, rule: RuleId): void {
+function advanceObservation(model: Model, real: Real, result: Record<string, unknown>, rule: RuleId): void {
   const seq = result.observationSeq;
+  const at = ["result", "observationSeq"];
   check(
     Number.isSafeInteger(seq) && (seq as number) >= model.observationSeq,
     rule,
     `observationSeq ${seq} is below one seen before (${model.observationSeq}).`,
     "observationSeq never decreases",
     JSON.stringify(result).slice(0, 300),
+    {
+      kind: "result",
+      expect: [
+        { path: at, is: "integer" },
+        ...(real.observedAt === undefined
+          ? []
+          : [{ path: at, op: ">=" as const, than: { ref: real.observedAt, path: at } }]),
+      ],
+    },
   );
   model.observationSeq = seq as number;
+  real.observedAt = real.last;
 }
 
 class Reconnect implements SessionCommand {
@@ -110,6 +141,7 @@ class Auth implements SessionCommand {
       `auth with the ${this.right ? "right" : "wrong"} token answered ${JSON.stringify(authorized)}.`,
       `{"authorized":${this.right}}`,
       reply,
+      { kind: "result", equals: { authorized: this.right } },
     );
     model.authorized = this.right;
   }
@@ -120,7 +152,11 @@ class Ping implements SessionCommand {
   check = isOpen;
   async run(model: Model, real: Real) {
     const r = await authorizedCall(model, real, "ping", {});
-    if (r) check(r.ok === true, "method.ping", "ping was not answered {ok:true}.", `{"ok":true}`, JSON.stringify(r));
+    if (r)
+      check(r.ok === true, "method.ping", "ping was not answered {ok:true}.", `{"ok":true}`, JSON.stringify(r), {
+        kind: "result",
+        equals: { ok: true },
+      });
   }
   toString = () => "ping";
 }
@@ -138,8 +174,16 @@ class Status implements SessionCommand {
       "status occupancy is missing or over its limit.",
       "queuedCommands <= maxQueuedCommands",
       JSON.stringify(r),
+      {
+        kind: "result",
+        expect: [
+          { path: ["result", "queuedCommands"], is: "integer" },
+          { path: ["result", "maxQueuedCommands"], is: "integer" },
+          { path: ["result", "queuedCommands"], op: "<=", than: { here: ["result", "maxQueuedCommands"] } },
+        ],
+      },
     );
-    advanceObservation(model, r, "method.status");
+    advanceObservation(model, real, r, "method.status");
   }
   toString = () => "status";
 }
@@ -149,7 +193,7 @@ class Observe implements SessionCommand {
   async run(model: Model, real: Real) {
     const r = await authorizedCall(model, real, "observe", {});
     if (!r) return;
-    advanceObservation(model, r, "method.observe");
+    advanceObservation(model, real, r, "method.observe");
   }
   toString = () => "observe";
 }
@@ -172,6 +216,12 @@ class Events implements SessionCommand {
       `limit ${this.limit} returned ${events.length} events.`,
       `limit clamped to ${min}..${max}`,
       `${events.length} events`,
+      {
+        kind: "result",
+        expect: [
+          { path: ["result", "events", "#"], op: "<=", than: { value: Math.min(Math.max(this.limit, min), max) } },
+        ],
+      },
     );
     model.cursor = Math.max(model.cursor, latest);
   }
@@ -194,6 +244,7 @@ class Act implements SessionCommand {
         `act on an unauthorized connection was not rejected with ${codes["error.unauthorized"]}.`,
         String(codes["error.unauthorized"]),
         reply,
+        UNAUTHORIZED,
       );
     const r = resultOf(reply);
     check(
@@ -202,6 +253,7 @@ class Act implements SessionCommand {
       `act ${this.type} was not accepted.`,
       `{"accepted":true,"commandSeq":<integer>}`,
       reply,
+      { kind: "result", expect: ACCEPTED },
     );
     check(
       (r!.commandSeq as number) > model.commandSeq,
@@ -209,8 +261,10 @@ class Act implements SessionCommand {
       `commandSeq went from ${model.commandSeq} to ${r!.commandSeq}.`,
       "commandSeq increasing",
       reply,
+      { kind: "result", expect: real.actedAt === undefined ? [] : [seqAbove(real.actedAt)] },
     );
     model.commandSeq = r!.commandSeq as number;
+    real.actedAt = real.step;
     real.accepted.add(model.commandSeq);
   }
   toString = () => `act(${JSON.stringify(this.type)})`;
@@ -232,6 +286,7 @@ class Garbage implements SessionCommand {
       `A malformed line mid-session was not rejected with ${code}.`,
       `${code} or a close`,
       reply,
+      { kind: "error", codes: [code!], orClose: true },
     );
     model.authorized = undefined; // whether a parse error keeps authorization is not specified
   }
@@ -275,8 +330,9 @@ export const statefulSession: Check = {
         } catch (err) {
           // A session that goes wrong fails the smoke rule as well as the rule it broke.
           if (err instanceof Fault && err.kind === "violation") {
-            const { rule, expected = "", actual = "" } = err.detail;
-            return fail(err.message, expected, actual, ["validation.protocol-smoke", ...(rule ? [rule] : [])]);
+            const { rule, expected = "", actual = "", oracle } = err.detail;
+            const failed = fail(err.message, expected, actual, ["validation.protocol-smoke", ...(rule ? [rule] : [])]);
+            return oracle ? judgedBy(oracle, failed) : failed;
           }
           throw err;
         }

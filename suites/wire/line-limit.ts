@@ -42,10 +42,13 @@ export const overLimit: Check = {
         // A bridge that cut the line at the limit would answer the tail with the tail's own id.
         const later = line.tail && first.kind === "line" ? await linesBeforeMarker(conn, ctx.timeoutMs) : [];
         if ([first.kind === "line" ? first.bytes : undefined, ...later].some((b) => b?.includes(TAIL_ID))) {
-          return fail(
-            "The bridge ran the request that followed the limit inside an oversized line.",
-            "the whole oversized line rejected",
-            `a response with id "${TAIL_ID}"`,
+          return judgedBy(
+            { kind: "never", id: TAIL_ID },
+            fail(
+              "The bridge ran the request that followed the limit inside an oversized line.",
+              "the whole oversized line rejected",
+              `a response with id "${TAIL_ID}"`,
+            ),
           );
         }
         if (first.kind === "closed" || first.kind === "reset") return pass("closed");
@@ -56,10 +59,13 @@ export const overLimit: Check = {
             : first;
         const invalid = ctx.contract.codes["error.invalid-request"];
         if (errorCode(reply) === invalid) return pass("rejected");
-        return fail(
-          `A line ${line.excess} bytes over the limit was not rejected.`,
-          `${invalid} with id null, and/or the connection closed`,
-          describeReply(reply),
+        return judgedBy(
+          rejectedOrClosedOracle(invalid),
+          fail(
+            `A line ${line.excess} bytes over the limit was not rejected.`,
+            `${invalid} with id null, and/or the connection closed`,
+            describeReply(reply),
+          ),
         );
       },
       {

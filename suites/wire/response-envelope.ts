@@ -3,6 +3,7 @@ import { lostInDouble, preciseNumber } from "../../generators/preciseNumber.js";
 import { requestId } from "../../generators/requestId.js";
 import { type Check, describeReply, type Finding, fail, pass, rpc, warn } from "../harness/check.js";
 import { classesFirst } from "../harness/classes.js";
+import { judgedBy } from "../harness/expect.js";
 import { memberText, sameJsonValue } from "../harness/judge.js";
 
 /** One id of every JSON type and edge (empty, non-ASCII, zero, negative, the largest safe integer, fractions, nested). */
@@ -121,7 +122,10 @@ export const preciseId: Check = {
         // The judge compares parsed ids, where a double has already lost the digits: the id is read as text here.
         const reply = await ctx.call(conn, text, { anyId: true });
         if (reply.kind !== "response")
-          return fail(`No response to ${method} with id ${id}.`, `a response with "id":${id}`, describeReply(reply));
+          return judgedBy(
+            { kind: "answered" },
+            fail(`No response to ${method} with id ${id}.`, `a response with "id":${id}`, describeReply(reply)),
+          );
         const echoed = memberText(reply.raw.toString("utf8"), "id") ?? "";
         if (sameJsonValue(id, echoed)) return pass("echoed");
         const { codes } = ctx.contract;
@@ -143,10 +147,14 @@ export const preciseId: Check = {
             `"id":${id}`,
             describeReply(reply),
           );
-        return fail(
-          `The response echoed id ${echoed || "(none)"} for the request's id ${id}: another JSON value.`,
-          `"id":${id} (the same JSON value; another spelling of the same number, or its nearest double, is tolerated)`,
-          describeReply(reply),
+        // Any well-formed reply whose id is the same JSON value, or its nearest double, meets the rule.
+        return judgedBy(
+          { kind: "answered" },
+          fail(
+            `The response echoed id ${echoed || "(none)"} for the request's id ${id}: another JSON value.`,
+            `"id":${id} (the same JSON value; another spelling of the same number, or its nearest double, is tolerated)`,
+            describeReply(reply),
+          ),
         );
       },
       classesFirst(PRECISE_EXAMPLES, ctx.runs - PRECISE_EXAMPLES.length),
