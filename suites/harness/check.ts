@@ -1,6 +1,7 @@
 import type fc from "fast-check";
 import { type Contract, type RuleId, contract as shipped } from "../../protocol/contract.js";
 import type { Oracle, TranscriptEntry, Verdict } from "../../protocol/verdict.js";
+import type { CellsReached } from "./cells.js";
 import type { Connection, ReadResult } from "./connection.js";
 
 export type { Verdict };
@@ -26,6 +27,8 @@ export interface Finding {
    * (an exported reproducer); set where the judgement is one of the shared expectations.
    */
   oracle?: Oracle;
+  /** The state cells (suites/harness/cells.ts) the check's steps reached, whatever its verdict. */
+  cells?: CellsReached;
 }
 
 export interface Reproduced {
@@ -133,6 +136,16 @@ export interface CheckContext {
   concurrentConnections?: boolean;
   /** Whether a token was configured (the token itself stays in the harness). */
   tokenConfigured: boolean;
+  /**
+   * State cells the run has not reached yet (--duration sets it after the first pass): a check that
+   * reports cells aims its steps at these. Undefined: no aim, every step alike.
+   */
+  unreached?: readonly string[];
+  /**
+   * Starts a bridge this tool owns afresh, so a check walks its states from the beginning (an empty
+   * queue and history); false, doing nothing, at an endpoint.
+   */
+  fresh(): Promise<boolean>;
   /**
    * A fresh connection; its transcript joins the current case's. Connections are one at a
    * time (a bridge may serve only one): opening one closes the others unless `alongside`.

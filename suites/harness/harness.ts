@@ -48,6 +48,8 @@ export interface ContextOptions {
   concurrentConnections?: boolean;
   /** Where the run counts what crosses the wire. */
   stats?: WireStats;
+  /** State cells the run has not reached yet (see CheckContext.unreached). */
+  unreached?: readonly string[];
   deadline: number;
 }
 
@@ -60,6 +62,7 @@ export class Harness implements CheckContext {
   readonly tokenConfigured: boolean;
   readonly replayPath?: string;
   readonly concurrentConnections?: boolean;
+  readonly unreached?: readonly string[];
   private open: Connection[] = [];
   private caseStart = Date.now();
   private caseTranscript = new Transcript();
@@ -81,6 +84,7 @@ export class Harness implements CheckContext {
     this.tokenConfigured = Boolean(options.token);
     this.replayPath = options.replayPath;
     this.concurrentConnections = options.concurrentConnections;
+    this.unreached = options.unreached;
     this.redact = redactor(options.token);
   }
 
@@ -123,6 +127,14 @@ export class Harness implements CheckContext {
     conn.note(`connection ${n} opened${options.alongside ? ALONGSIDE : ""}`);
     this.open.push(conn);
     return conn;
+  }
+
+  async fresh(): Promise<boolean> {
+    const { endpoint } = this.options;
+    if (!endpoint.restart || this.expired) return false;
+    this.closeAll();
+    await endpoint.restart();
+    return true;
   }
 
   token(): string {
