@@ -11,6 +11,7 @@ import {
   type Session,
 } from "../reference/bridge.js";
 import { mutants as bytes } from "./bytes.js";
+import { mutants as deep } from "./deep.js";
 import { mutants as events } from "./events.js";
 import { type Mutant, mutant } from "./mutant.js";
 import { mutants as oracles } from "./oracles.js";
@@ -536,4 +537,4 @@ const basics: Mutant[] = [
 ];
 
 /** Every mutant; each names the check that must catch it. */
-export const mutants: Mutant[] = [...basics, ...bytes, ...oracles, ...events, ...sessions, ...replies];
+export const mutants: Mutant[] = [...basics, ...bytes, ...oracles, ...events, ...sessions, ...replies, ...deep];
