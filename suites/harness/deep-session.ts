@@ -40,13 +40,11 @@ const EXTREME_CELL: Record<string, string> = {
 export interface Life {
   /** Advertised command types acted so far. */
   typesActed: Set<string>;
-  /** Whether the queue was ever found full (a later fill then finds it full again). */
-  everFull: boolean;
   /** Events evicted from the history: false none, a number once it was found exactly full (latestSeq then), true. */
   evicted: boolean | number | undefined;
 }
 
-export const newLife = (typesActed = new Set<string>()): Life => ({ typesActed, everFull: false, evicted: undefined });
+export const newLife = (typesActed = new Set<string>()): Life => ({ typesActed, evicted: undefined });
 
 interface SlotState {
   conn?: Connection;
@@ -106,6 +104,8 @@ export class DeepSession {
     if (two) await s.openSlot(1, true);
     const status = await s.status(0);
     if (status && status.events < status.maxEvents) life.evicted = false;
+    if (status?.maxEvents === 1)
+      cov.cannot(["history.below-max", "cursor.inside"], "the history holds a single event (maxEvents 1)");
     s.followCursor = (await s.eventsCall(0, 0, 1))?.latestSeq ?? 0;
     return s;
   }
@@ -314,8 +314,6 @@ export class DeepSession {
       if (!full) await this.status(slot);
     }
     if (!full) return; // the bridge drains faster than one client fills: nothing to judge
-    if (this.life.everFull) this.cov.reach("queue.refilled");
-    this.life.everFull = true;
     await this.act(slot, { type: FILL_TYPE });
     const until = Date.now() + this.ctx.timeoutMs * 2;
     const pause = new Backoff();
@@ -340,6 +338,15 @@ export class DeepSession {
       "accepted: the queue has room",
       `${this.ctx.contract.codes["error.queue-full"]}`,
     );
+    // And full once more: a queue that rejected and drained fills and rejects again.
+    for (let i = 0; i < max + 8; i++) {
+      const again = await this.act(slot, { type: FILL_TYPE });
+      if (again === "refused") return;
+      if (again === "full") {
+        this.cov.reach("queue.refilled");
+        return;
+      }
+    }
   }
 
   /** status, judged: occupancy within the limits it advertises, limits that hold still, observationSeq never back. */
@@ -493,7 +500,8 @@ export class DeepSession {
       await this.status(slot);
       const until = Date.now() + this.ctx.timeoutMs * 2;
       const pause = new Backoff();
-      while ([...batch].some((s) => !this.completions.has(s)) && Date.now() < until) {
+      const unseen = this.unseen;
+      while (!(await this.settled(batch, unseen)) && Date.now() < until) {
         if (!(await this.follow())) await pause.wait(until);
       }
     }
@@ -695,8 +703,9 @@ export class DeepSession {
     if ((await this.act(0, { type: this.types[0] ?? FILL_TYPE })) !== "accepted") return;
     const seq = this.commandSeq;
     const until = Date.now() + this.ctx.timeoutMs * 2;
+    const unseen = this.unseen;
     let observed = 0;
-    while (!this.completions.has(seq) && Date.now() < until) {
+    while (!(await this.settled([seq], unseen)) && Date.now() < until) {
       await Promise.all([this.observe(1), this.follow()]);
       observed++;
     }
@@ -740,6 +749,18 @@ export class DeepSession {
     if (!page) return false;
     this.record(page.events);
     return page.events.length > 0;
+  }
+
+  /**
+   * Whether the follower has read the completion of every command in `seqs`; or, once events fell into gaps
+   * (a small history dropped them unread, `unseenBefore` counts those before) and the queue is empty, whether
+   * nothing more is to come.
+   */
+  private async settled(seqs: Iterable<number>, unseenBefore: number): Promise<boolean> {
+    if ([...seqs].every((s) => this.completions.has(s))) return true;
+    if (this.unseen === unseenBefore) return false;
+    const status = await this.status(0);
+    return status !== undefined && status.queuedCommands === 0 && !(await this.follow());
   }
 
   private record(events: EventsResult["events"]): void {
@@ -797,17 +818,22 @@ export class DeepSession {
     const watcher = await this.ctx.session();
     // A completion the follower read past without getting it is a fault of events, not of completion.
     const before = await this.skippedOver(watcher, waiting, this.followCursor);
-    const done = await collectCompletions(this.ctx, watcher, this.followCursor, waiting);
-    for (const [key, list] of done) {
+    // Those the follower may have lost to a small history, with the queue empty, are not waited for.
+    const queued = resultOf(await this.ctx.call(watcher, rpc("status", {}, `finish-${++this.nextId}`)))?.queuedCommands;
+    const gone = waiting.size <= this.unseen && queued === 0;
+    const done = gone
+      ? undefined
+      : await collectCompletions(this.ctx, watcher, this.followCursor, waiting, undefined, this.unseen);
+    for (const [key, list] of done ?? []) {
       if (list.every((c) => c.evicted)) continue;
       this.completions.set(key, [...(this.completions.get(key) ?? []), ...list]);
     }
     const absent = new Set([...waiting].filter((k) => !this.completions.has(k)));
     // The collector read on from the follower's cursor: what was retained when it began, it read past.
-    if (absent.size) await this.skippedOver(watcher, absent, before);
+    if (absent.size && done) await this.skippedOver(watcher, absent, before);
     const missing = [...waiting].filter((k) => !this.completions.has(k));
     // Completions a small history dropped before they could be read are not held against the bridge.
-    const unobservable = missing.length <= this.unseen + done.unseen + done.mayBeEvicted.size;
+    const unobservable = missing.length <= (done ? done.unseen : this.unseen);
     for (const [seq, command] of this.accepted) {
       if (unobservable && missing.includes(seq)) continue;
       const broken = judgeCompletion(this.completions.get(seq), seq, command, ["integration.command-completion"]);
