@@ -7,7 +7,7 @@ import { contract } from "../protocol/contract.js";
 import type { Report, Reporter } from "../reports/types.js";
 import { main } from "../runner/cli.js";
 import { ruleSelector } from "../runner/conformance.js";
-import { run } from "../runner/run.js";
+import { type Case, run } from "../runner/run.js";
 import { embeddedTarget } from "../runner/targets.js";
 import type { Check } from "../suites/harness/check.js";
 import { allChecks } from "../suites/index.js";
@@ -48,6 +48,10 @@ export interface SuiteRun {
   recheck?: number;
   /** Checks at a time (default: the run's own choice). */
   concurrency?: number;
+  /** Exact cases to replay, by check id. */
+  cases?: Map<string, Case>;
+  /** With `cases`: fuzz on with fresh seeds until this much time has passed since the start. */
+  durationMs?: number;
 }
 
 /** Runs the suite in-process against a bridge the test builds (restarted when a check kills it). */
@@ -85,6 +89,8 @@ export async function runSuite(
         ...(o.first ? { first: new Set(o.first) } : {}),
         recheck: o.recheck ?? 0,
         ...(o.concurrency ? { concurrency: o.concurrency } : {}),
+        ...(o.cases ? { cases: o.cases, caseMode: "replay" as const } : {}),
+        ...(o.durationMs ? { durationMs: o.durationMs } : {}),
         reporters: o.reporters ?? [],
         log: () => {},
       }),
