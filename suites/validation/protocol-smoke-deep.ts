@@ -87,7 +87,7 @@ async function explore(ctx: CheckContext, cov: Coverage, types: string[], two: b
   const started = Date.now();
   // The time the generated cases may take before the rest are let go (a slow game loop makes every case slow):
   // the first phase may take two parts of it, each aimed phase one more.
-  const budget = Math.max(ctx.timeoutMs, ctx.timeBudgetMs / 8);
+  const budget = Math.max(1000, ctx.timeBudgetMs / 8);
   let budgetEnd = 0;
   let failing = false;
   let ran = 0;
