@@ -1,5 +1,6 @@
 import pc from "picocolors";
 import { cleanMessage, decidingChecks, knownFailures, reproducibility, targetNotes } from "./output.js";
+import { stateCoverageLine } from "./state-coverage.js";
 import type { CheckReport, Report, Reporter, RuleReport, Verdict } from "./types.js";
 
 type Colors = ReturnType<typeof pc.createColors>;
@@ -136,6 +137,7 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
       line();
       line(summaryLine(report, c));
       if (report.wire && !options.quiet) line(c.dim(timeLine(report)));
+      if (stateCoverageLine(report) && !options.quiet) line(c.dim(stateCoverageLine(report)!));
       if (!report.blocked) printFailedRules(report, known, line, c);
     },
   };

@@ -43,7 +43,19 @@ export interface Report {
   targetExits?: { check?: string; exit: string; stderr: string }[];
   /** Where the time went: lines and bytes over the wire, and how long the run waited for the bridge. */
   wire?: { lines: number; bytesSent: number; bytesReceived: number; waitingMs: number };
+  /** The state cells the deep checks' steps reached (where a check reports them). */
+  stateCoverage?: StateCoverage;
   rules: RuleReport[];
+}
+
+/** Which cells of the bridge's state space a run reached (suites/harness/cells.ts names them). */
+export interface StateCoverage {
+  reached: number;
+  total: number;
+  /** Every cell; `unreachable` says why one cannot be reached against this bridge (one connection at a time, no token). */
+  cells: { id: string; reached: boolean; unreachable?: string }[];
+  /** With --duration: the cells the time-boxed fuzzing reached that the fixed pass had not. */
+  addedByDuration?: string[];
 }
 
 export interface BaselineRecord {

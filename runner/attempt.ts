@@ -40,6 +40,7 @@ export async function runCheck(check: Check, o: RunOptions, exact?: Case): Promi
     concurrentConnections: o.concurrentConnections,
     stats: o.stats,
     ledger: o.ledger,
+    unreached: o.unreached,
     deadline,
   });
   let timer: NodeJS.Timeout | undefined;

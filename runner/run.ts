@@ -13,6 +13,7 @@ import { redactor } from "../suites/harness/redact.js";
 import { aggregate, type CheckResult, summarize, UNCOVERED } from "./aggregate.js";
 import { type Case, runCheck } from "./attempt.js";
 import { type Baseline, baselineSection } from "./baseline.js";
+import { RunCoverage } from "./coverage.js";
 import { diagnose, inconclusive, lostTarget, PREFLIGHT, preflightProblem, probeConcurrency } from "./health.js";
 import { type CaseMode, recheck, runWithCase } from "./replay.js";
 import type { Target } from "./targets.js";
@@ -67,6 +68,8 @@ export interface RunOptions {
   stats?: WireStats;
   /** The run's account of accepted and completed commands (set by the run). */
   ledger?: CommandLedger;
+  /** State cells not reached yet, for the checks to aim at (set by --duration's rounds). */
+  unreached?: readonly string[];
   /** Re-send a failing check's minimal case this many times to grade it (0: off). */
   recheck?: number;
   /** Checks of these rules run before the others. */
@@ -106,6 +109,7 @@ export async function run(options: RunOptions): Promise<Report> {
     : { kind: "unreachable", problem: `target unreachable: ${options.unreachable ?? "unknown"}`, stillRun: [] };
   const parallel = options.target && !blocked ? await probeConcurrency(options) : undefined;
   const stats = new WireStats();
+  const coverage = new RunCoverage();
   const results = new Map<string, CheckResult>();
   let stopped: Report["stopped"];
   const exits: NonNullable<Report["targetExits"]> = [];
@@ -148,6 +152,7 @@ export async function run(options: RunOptions): Promise<Report> {
         };
       }
       if (finding.verdict === "fail") failures++;
+      coverage.add(check, found);
       // Reporters tell of it once, with the root causes, at the end.
       const exit = options.target?.takeExit?.();
       if (exit) exits.push({ check: check.id, ...exit });
@@ -267,7 +272,7 @@ export async function run(options: RunOptions): Promise<Report> {
       i = end;
     }
     if (options.durationMs && !stop && !options.signal?.aborted) {
-      await fuzzUntil(started + options.durationMs, chosen, results, options, log);
+      await fuzzUntil(started + options.durationMs, chosen, results, options, log, coverage);
     }
   }
 
@@ -287,6 +292,7 @@ export async function run(options: RunOptions): Promise<Report> {
     ...(blocked && blocked.stillRun.length === 0 ? { blocked: blocked.problem } : {}),
     ...(stopped ? { stopped } : {}),
     ...(exits.length ? { targetExits: exits } : {}),
+    ...(coverage.report() ? { stateCoverage: coverage.report() } : {}),
     wire: {
       lines: stats.lines,
       bytesSent: stats.bytesSent,
@@ -360,14 +366,19 @@ function checkCosts(checks: readonly Check[]): (check: Check) => number {
   return (check) => (costs[check.id] ?? median) / (check.needs?.length ? 1 : speedup);
 }
 
-/** Time-boxed fuzzing after the fixed pass: every check again with fresh seeds until the deadline; the worst finding stays. */
+/**
+ * Time-boxed fuzzing after the fixed pass: checks again with fresh seeds until the deadline, first aimed at the
+ * state cells not reached yet (see RunCoverage.round), then every check; the worst finding stays.
+ */
 async function fuzzUntil(
   end: number,
-  checks: Check[],
+  all: Check[],
   results: Map<string, CheckResult>,
   o: RunOptions,
   log: (line: string) => void,
+  coverage: RunCoverage,
 ): Promise<void> {
+  coverage.endFixedPass();
   const redact = redactor(o.token);
   let round = 0;
   let lastLog = Date.now();
@@ -375,11 +386,19 @@ async function fuzzUntil(
   let lastFailing = failingNow();
   while (Date.now() < end - 1000 && !o.signal?.aborted) {
     round++;
+    const { checks, unreached } = coverage.round(all);
+    const added: string[] = [];
     for (const check of checks) {
       const left = end - Date.now();
       if (left < 1000 || o.signal?.aborted) break;
       const seed = (o.seed + round * 7919) | 0;
-      const finding = await runCheck(check, { ...o, seed, checkDeadlineMs: Math.min(o.checkDeadlineMs, left) });
+      const finding = await runCheck(check, {
+        ...o,
+        seed,
+        unreached,
+        checkDeadlineMs: Math.min(o.checkDeadlineMs, left),
+      });
+      added.push(...coverage.add(check, finding));
       const known = results.get(check.id)!;
       // Only what the bridge did counts here: a check the deadline cut short proves nothing.
       const bridgeFault = finding.verdict === "fail" || finding.verdict === "warn";
@@ -388,6 +407,8 @@ async function fuzzUntil(
         results.set(check.id, { check, finding, report });
       }
     }
+    if (unreached) coverage.roundAdded(added.length);
+    if (added.length) log(`fuzzing: round ${round} reached ${added.length} more state cells: ${added.join(", ")}`);
     const failing = failingNow();
     // A progress line now and then (and when something new fails), not one per round.
     if (Date.now() - lastLog >= 5000 || failing !== lastFailing || Date.now() >= end - 1000) {

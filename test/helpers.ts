@@ -56,6 +56,8 @@ export interface SuiteRun {
   log?: (line: string) => void;
   /** Run as a profile of the CLI does: its run count and its time budget for slow checks. */
   profile?: Profile;
+  /** Fuzz on with fresh seeds until this much time has passed since the start. */
+  durationMs?: number;
 }
 
 /** Runs the suite in-process against a bridge the test builds (restarted when a check kills it). */
@@ -95,6 +97,7 @@ export async function runSuite(
         ...(o.concurrency ? { concurrency: o.concurrency } : {}),
         ...(o.cases ? { cases: o.cases, caseMode: o.caseMode ?? "replay" } : {}),
         ...(o.freshSeed !== undefined ? { freshSeed: o.freshSeed } : {}),
+        ...(o.durationMs ? { durationMs: o.durationMs } : {}),
         reporters: o.reporters ?? [],
         log: o.log ?? (() => {}),
       }),

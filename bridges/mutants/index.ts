@@ -11,6 +11,7 @@ import {
   type Session,
 } from "../reference/bridge.js";
 import { mutants as bytes } from "./bytes.js";
+import { mutants as deep } from "./deep.js";
 import { mutants as events } from "./events.js";
 import { mutants as health } from "./health.js";
 import { type Mutant, mutant } from "./mutant.js";
@@ -572,4 +573,13 @@ const basics: Mutant[] = [
 ];
 
 /** Every mutant; each names the check that must catch it. */
-export const mutants: Mutant[] = [...basics, ...bytes, ...oracles, ...events, ...sessions, ...replies, ...health];
+export const mutants: Mutant[] = [
+  ...basics,
+  ...bytes,
+  ...oracles,
+  ...events,
+  ...sessions,
+  ...replies,
+  ...health,
+  ...deep,
+];

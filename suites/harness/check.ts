@@ -1,6 +1,7 @@
 import type fc from "fast-check";
 import { type Contract, type RuleId, contract as shipped } from "../../protocol/contract.js";
 import type { Oracle, TranscriptEntry, Verdict } from "../../protocol/verdict.js";
+import type { CellsReached } from "./cells.js";
 import type { Connection, ReadResult } from "./connection.js";
 
 export type { Verdict };
@@ -28,6 +29,8 @@ export interface Finding {
   oracle?: Oracle;
   /** The recorded case that ran first (a replay, the corpus, --last-failed), and its verdict then. */
   replayed?: ReplayedCase;
+  /** The state cells (suites/harness/cells.ts) the check's steps reached, whatever its verdict. */
+  cells?: CellsReached;
 }
 
 /** A recorded case run again exactly: seed, path and commands, and what it showed this time. */
@@ -180,6 +183,16 @@ export interface CheckContext {
   tokenConfigured: boolean;
   /** The run's account of accepted and completed commands (absent outside a run). */
   ledger?: CommandLedger;
+  /**
+   * State cells the run has not reached yet (--duration sets it after the first pass): a check that
+   * reports cells aims its steps at these. Undefined: no aim, every step alike.
+   */
+  unreached?: readonly string[];
+  /**
+   * Starts a bridge this tool owns afresh, so a check walks its states from the beginning (an empty
+   * queue and history); false, doing nothing, at an endpoint.
+   */
+  fresh(): Promise<boolean>;
   /**
    * A fresh connection; its transcript joins the current case's. Connections are one at a
    * time (a bridge may serve only one): opening one closes the others unless `alongside`.

@@ -185,9 +185,12 @@ export async function collectCompletions(
   cursor: number,
   waiting: Set<number>,
   waitMs = ctx.timeoutMs * 2,
+  /** Events the caller, reading up to `cursor`, already saw fall into gaps (counted in `unseen`). */
+  unseenBefore = 0,
 ): Promise<Completions> {
   const seen = new Completions();
   const from = cursor;
+  seen.unseen = unseenBefore;
   const pause = new Backoff();
   const pageMax = ctx.contract.limits.eventsLimitMax;
   let until = Date.now() + waitMs;

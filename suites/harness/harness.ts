@@ -51,6 +51,8 @@ export interface ContextOptions {
   stats?: WireStats;
   /** Where the run keeps its account of accepted and completed commands. */
   ledger?: CommandLedger;
+  /** State cells the run has not reached yet (see CheckContext.unreached). */
+  unreached?: readonly string[];
   deadline: number;
 }
 
@@ -64,6 +66,7 @@ export class Harness implements CheckContext {
   readonly replayPath?: string;
   readonly concurrentConnections?: boolean;
   readonly ledger?: CommandLedger;
+  readonly unreached?: readonly string[];
   private open: Connection[] = [];
   private caseStart = Date.now();
   private caseTranscript = new Transcript();
@@ -86,6 +89,7 @@ export class Harness implements CheckContext {
     this.replayPath = options.replayPath;
     this.concurrentConnections = options.concurrentConnections;
     this.ledger = options.ledger;
+    this.unreached = options.unreached;
     this.redact = redactor(options.token);
   }
 
@@ -128,6 +132,14 @@ export class Harness implements CheckContext {
     conn.note(`connection ${n} opened${options.alongside ? ALONGSIDE : ""}`);
     this.open.push(conn);
     return conn;
+  }
+
+  async fresh(): Promise<boolean> {
+    const { endpoint } = this.options;
+    if (!endpoint.restart || this.expired) return false;
+    this.closeAll();
+    await endpoint.restart();
+    return true;
   }
 
   token(): string {

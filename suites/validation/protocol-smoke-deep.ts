@@ -1,0 +1,156 @@
+import fc from "fast-check";
+import { type Step, sessionStep } from "../../generators/sessionStep.js";
+import { CELLS, Coverage, FAMILIES, type Family } from "../harness/cells.js";
+import { type Check, type CheckContext, Fault, type Finding, fail, pass } from "../harness/check.js";
+import { DeepSession, describeStep, type Life, newLife } from "../harness/deep-session.js";
+import { NO_TOKEN } from "../harness/expect.js";
+import { advertisedTypes } from "../harness/lifecycle.js";
+
+// Deep stateful fuzzing: sequences over one or two connections that reach the states where real
+// bridges break (a full queue just freed, a history at its edge, auth after failures, dozens of
+// reconnects, lines across read boundaries, races), each step judged by the shared oracles.
+// A run reports the state cells it reached; later phases, and --duration, aim at the rest.
+
+const ONE_CONNECTION =
+  "the bridge serves one connection at a time (the contract allows it), so no two connections act at once";
+
+/** Steps in one generated sequence, at most. */
+const MAX_STEPS = 24;
+/** Phases after the first, each aimed at the families with cells not reached yet. */
+const AIMED_PHASES = 3;
+
+/** A step as a fast-check command: the model lives in the session, so every step may run. */
+class StepCommand implements fc.AsyncCommand<object, DeepSession> {
+  constructor(readonly step: Step) {}
+  check = () => true;
+  run = (_model: object, session: DeepSession) => session.step(this.step);
+  toString = () => describeStep(this.step);
+}
+
+/**
+ * A phase's aim travels with its failures' replay path ("queue,auth~<fast-check's path>"): the aim
+ * weights the steps drawn, so the same commands come back only under the same aim.
+ */
+const AIM_MARK = "~";
+export function encodeAim(aim: readonly string[], replayPath = ""): string {
+  return `${aim.join(",")}${AIM_MARK}${replayPath}`;
+}
+export function decodeAim(replayPath: string | undefined): { aim: Family[]; path: string } | undefined {
+  if (replayPath === undefined) return undefined;
+  const at = replayPath.indexOf(AIM_MARK);
+  if (at === -1) return { aim: [], path: replayPath };
+  const aim = replayPath
+    .slice(0, at)
+    .split(",")
+    .filter((f): f is Family => (FAMILIES as readonly string[]).includes(f));
+  return { aim, path: replayPath.slice(at + 1) };
+}
+
+const familiesOf = (ids: Iterable<string>): Family[] => {
+  const wanted = new Set(ids);
+  return FAMILIES.filter((f) => CELLS.some((c) => c.family === f && wanted.has(c.id)));
+};
+
+export const deepStates: Check = {
+  id: "validation.protocol-smoke/deep-states",
+  rules: ["validation.protocol-smoke"],
+  needs: ["completions"],
+  description:
+    "From a freshly started bridge where this tool owns it, runs generated sequences over one connection (two where " +
+    "the bridge serves them at once): acts with extreme fields and chains of appends, the queue filled to rejection " +
+    "and freed, the history filled to exactly maxEvents and past it, cursors at the window's edges, runs of wrong " +
+    "tokens, dozens of reconnects, half-closes and lines left unfinished at close, repeated ids of every JSON type, " +
+    "multibyte characters across 4 to 64 KiB read boundaries, and racing acts, observes and status reads; each " +
+    "reply judged against the contract and the model, and every accepted command followed to its completion.",
+  note: "a session of any history behaves as the contract says; the state cells it reached are reported",
+  async run(ctx) {
+    const cov = new Coverage();
+    const two = ctx.concurrentConnections === true;
+    if (!two)
+      cov.cannot(
+        ["conn.two-interleaved", ...CELLS.filter((c) => c.family === "race").map((c) => c.id)],
+        ONE_CONNECTION,
+      );
+    if (!ctx.tokenConfigured) cov.cannot("auth", NO_TOKEN);
+    const types = await advertisedTypes(ctx, await ctx.session());
+    if (!types.length)
+      cov.cannot(["command.every-advertised-type"], "the bridge advertises no command types (availableActions)");
+    const finding = await explore(ctx, cov, types, two);
+    return { ...finding, cells: cov.toJSON() };
+  },
+};
+
+async function explore(ctx: CheckContext, cov: Coverage, types: string[], two: boolean): Promise<Finding> {
+  // Advertised types acted on, over every case: the one cell no single case needs to reach alone.
+  const typesActed = new Set<string>();
+  let life: Life = newLife(typesActed);
+  const started = Date.now();
+  // The time the generated cases may take before the rest are let go (a slow game loop makes every case slow):
+  // the first phase may take two parts of it, each aimed phase one more.
+  const budget = Math.max(1000, ctx.timeBudgetMs / 8);
+  let budgetEnd = 0;
+  let failing = false;
+  let ran = 0;
+  let beyond = 0;
+  const judge = async (commands: Iterable<fc.AsyncCommand<object, DeepSession>>): Promise<Finding> => {
+    if (!failing && Date.now() > budgetEnd) {
+      beyond++;
+      return pass("not run: past the time budget");
+    }
+    ran++;
+    let session: DeepSession | undefined;
+    try {
+      // Every case from a fresh bridge where this tool owns it, so a failing case fails alike alone: shrunk and
+      // replayed. At an endpoint, cases follow one another on the bridge as it is.
+      if (await ctx.fresh()) life = newLife(typesActed);
+      session = await DeepSession.open(ctx, cov, life, types, two);
+      await fc.asyncModelRun(() => ({ model: {}, real: session! }), commands);
+      const broken = await session.finish();
+      if (broken) {
+        failing = true;
+        return { ...broken, rules: ["validation.protocol-smoke", ...(broken.rules ?? [])] };
+      }
+    } catch (err) {
+      // A session that goes wrong fails the smoke rule as well as the rule it broke.
+      if (err instanceof Fault && err.kind === "violation") {
+        failing = true;
+        const { rule, expected = "", actual = "" } = err.detail;
+        return fail(err.message, expected, actual, ["validation.protocol-smoke", ...(rule ? [rule] : [])]);
+      }
+      if (err instanceof Fault && (err.kind === "unserved" || err.kind === "target-lost")) failing = true;
+      throw err;
+    }
+    return pass("the session matched the model");
+  };
+  const replay = decodeAim(ctx.replayPath);
+  const run = (aim: readonly string[], runs: number) =>
+    ctx.property(
+      fc.commands([sessionStep({ types, aim, twoConnections: two }).map((s) => new StepCommand(s))], {
+        maxCommands: MAX_STEPS,
+        size: "medium",
+        ...(replay ? { replayPath: replay.path } : {}),
+      }),
+      judge,
+      { restartAfterFailure: true, runs },
+    );
+  const aims: string[][] = [];
+  let aim: string[] = replay ? replay.aim : ctx.unreached ? familiesOf(ctx.unreached) : [];
+  for (let phase = 0; ; phase++) {
+    aims.push(aim);
+    budgetEnd = started + (budget * (phase + 2)) / (AIMED_PHASES + 2);
+    const finding = await run(aim, phase === 0 ? ctx.runs : Math.max(3, Math.ceil(ctx.runs / 4)));
+    if (finding.verdict !== "pass") {
+      const replayPath = finding.replayPath ?? (finding.counterexample ? "" : undefined);
+      return replayPath === undefined ? finding : { ...finding, replayPath: encodeAim(aim, replayPath) };
+    }
+    aim = familiesOf(cov.open().map((c) => c.id));
+    if (replay || phase >= AIMED_PHASES || !aim.length) break;
+  }
+  const open = cov.open();
+  return pass(
+    `${ran} sequences in ${aims.length} phase(s) matched the model${beyond ? ` (${beyond} more past the time budget not run)` : ""}; ` +
+      `${cov.reached.size} of ${CELLS.length} state cells reached${open.length ? `, not: ${open.map((c) => c.id).join(", ")}` : ""}.`,
+  );
+}
+
+export const checks: Check[] = [deepStates];

@@ -1,0 +1,199 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { mutants } from "../bridges/mutants/index.js";
+import { ReferenceBridge } from "../bridges/reference/bridge.js";
+import { isWellTyped } from "../generators/command.js";
+import { EXTREMES, extremeCommand } from "../generators/extremeCommand.js";
+import { COSTLY, STEP_FAMILY, type Step, sessionStep } from "../generators/sessionStep.js";
+import { contract } from "../protocol/contract.js";
+import { stateCoverageLine } from "../reports/state-coverage.js";
+import type { Report } from "../reports/types.js";
+import { RunCoverage } from "../runner/coverage.js";
+import { CELLS, Coverage, cursorCell, historyCell, idCell, queueCells } from "../suites/harness/cells.js";
+import type { Check } from "../suites/harness/check.js";
+import { allChecks } from "../suites/index.js";
+import { decodeAim, encodeAim } from "../suites/validation/protocol-smoke-deep.js";
+import { runSuite } from "./helpers.js";
+
+const DEEP = "validation.protocol-smoke/deep-states";
+const deep = allChecks.filter((c) => c.id === DEEP);
+/** Small limits and a quick game loop, as the mutant tests use. */
+const FAST = { maxEvents: 40, maxQueuedCommands: 16, drainIntervalMs: 2 };
+
+describe("the state cells", () => {
+  it("have unique ids, each in its family", () => {
+    expect(new Set(CELLS.map((c) => c.id)).size).toBe(CELLS.length);
+    for (const c of CELLS) expect(c.id.startsWith(`${c.family}.`)).toBe(true);
+  });
+
+  it("read the queue's occupancy, the history's fill and the cursor's place", () => {
+    expect(queueCells(0, 8)).toEqual(["queue.empty"]);
+    expect(queueCells(7, 8)).toEqual(["queue.max-minus-one"]);
+    expect(queueCells(1, 1)).toEqual(["queue.one", "queue.full"]);
+    expect(queueCells(0, 1)).toEqual(["queue.empty", "queue.max-minus-one"]);
+    expect(historyCell(0, 4, undefined)).toBe("history.empty");
+    expect(historyCell(3, 4, false)).toBe("history.below-max");
+    expect(historyCell(4, 4, false)).toBe("history.exactly-max");
+    expect(historyCell(4, 4, true)).toBe("history.evicting");
+    expect(historyCell(4, 4, undefined)).toBeUndefined(); // full before it looked: exactly or evicting, it cannot say
+    expect(cursorCell(9, 5, 8)).toBe("cursor.past-newest");
+    expect(cursorCell(8, 5, 8)).toBe("cursor.at-newest");
+    expect(cursorCell(4, 5, 8)).toBe("cursor.at-oldest");
+    expect(cursorCell(2, 5, 8)).toBe("cursor.before-oldest");
+    expect(cursorCell(0, 5, 8)).toBeUndefined(); // the start, not a cursor in the evicted range
+    expect(cursorCell(6, 5, 8)).toBe("cursor.inside");
+    expect([null, [], {}, "x", true, 7, 1.5].map(idCell)).toEqual([
+      "id.null",
+      "id.array",
+      "id.object",
+      "id.string",
+      "id.boolean",
+      "id.integer",
+      "id.fraction",
+    ]);
+  });
+
+  it("keep what a check reached and why the rest is out of reach", () => {
+    const cov = new Coverage();
+    cov.reach("queue.full");
+    cov.cannot("race", "one connection at a time");
+    cov.cannot(["queue.full"], "never mind");
+    expect(() => cov.reach("queue.nonsense")).toThrow();
+    const json = cov.toJSON();
+    expect(json.reached).toEqual(["queue.full"]);
+    expect(Object.keys(json.unreachable ?? {})).toEqual(CELLS.filter((c) => c.family === "race").map((c) => c.id));
+    expect(cov.open().map((c) => c.id)).not.toContain("race.acts");
+  });
+});
+
+describe("the deep generators", () => {
+  const sample = (constraints: Parameters<typeof sessionStep>[0]) =>
+    fc.sample(sessionStep(constraints), { numRuns: 2000, seed: 7 }) as Step[];
+
+  it("draw no race with one connection, and use only the first", () => {
+    const steps = sample({ types: ["move"] });
+    expect(steps.some((s) => STEP_FAMILY[s.kind] === "race")).toBe(false);
+    expect(steps.every((s) => !("slot" in s) || s.slot === 0)).toBe(true);
+    expect(sample({ twoConnections: true }).some((s) => s.kind === "race-acts")).toBe(true);
+  });
+
+  it("draw the aimed families far more often, and the costly steps less", () => {
+    const share = (steps: Step[], family: string) =>
+      steps.filter((s) => STEP_FAMILY[s.kind] === family).length / steps.length;
+    expect(share(sample({ aim: ["auth"] }), "auth")).toBeGreaterThan(3 * share(sample({}), "auth"));
+    const plain = sample({});
+    const costly = plain.filter((s) => COSTLY.has(s.kind)).length / COSTLY.size;
+    const cheap = plain.filter((s) => !COSTLY.has(s.kind)).length / (Object.keys(STEP_FAMILY).length - 3 - COSTLY.size);
+    expect(costly).toBeLessThan(cheap / 2);
+  });
+
+  it("give extreme commands legal values of one kind in every field of that kind", () => {
+    for (const { kind, command } of fc.sample(extremeCommand({ types: ["t"], longLength: 50 }), 200)) {
+      const fields = contract.commandFields.filter((f) => f.kind === kind);
+      for (const { field } of fields) {
+        expect(EXTREMES(50)[kind]).toContainEqual(command[field]);
+        // Identifiers may be any string, the empty one included (the project decides which it accepts).
+        expect(isWellTyped(kind, command[field]) || command[field] === "").toBe(true);
+      }
+    }
+  });
+
+  it("keep a phase's aim with its replay path", () => {
+    expect(decodeAim(encodeAim(["queue", "auth"], "AB:C"))).toEqual({ aim: ["queue", "auth"], path: "AB:C" });
+    expect(decodeAim(encodeAim([], "x"))).toEqual({ aim: [], path: "x" });
+    expect(decodeAim(undefined)).toBeUndefined();
+  });
+});
+
+describe("validation.protocol-smoke/deep-states", () => {
+  it("passes the reference bridge and reports the cells it reached", async () => {
+    const report = await runSuite((token) => new ReferenceBridge({ token, ...FAST }), { checks: deep, runs: 8 });
+    const check = report.rules.flatMap((r) => r.checks).find((c) => c.id === DEEP)!;
+    expect(check.verdict, check.message).toBe("pass");
+    const coverage = report.stateCoverage!;
+    expect(coverage.total).toBe(CELLS.length);
+    expect(coverage.cells.map((c) => c.id)).toEqual(CELLS.map((c) => c.id));
+    expect(coverage.reached).toBe(coverage.cells.filter((c) => c.reached).length);
+    // Every family is reached somewhere, the races too (this bridge serves two connections at once).
+    for (const family of new Set(CELLS.map((c) => c.family)))
+      expect(
+        coverage.cells.some((c) => c.reached && c.id.startsWith(`${family}.`)),
+        family,
+      ).toBe(true);
+    expect(stateCoverageLine(report)).toMatch(new RegExp(`^state coverage: ${coverage.reached}/${CELLS.length} cells`));
+  });
+
+  it("leaves the races out, with the reason, where the bridge serves one connection at a time", async () => {
+    const report = await runSuite((token) => new ReferenceBridge({ token, singleConnection: true, ...FAST }), {
+      checks: deep,
+      runs: 4,
+    });
+    const check = report.rules.flatMap((r) => r.checks).find((c) => c.id === DEEP)!;
+    expect(check.verdict, check.message).toBe("pass");
+    const out = report.stateCoverage!.cells.filter((c) => c.unreachable);
+    expect(out.map((c) => c.id).sort()).toEqual(
+      ["conn.two-interleaved", ...CELLS.filter((c) => c.family === "race").map((c) => c.id)].sort(),
+    );
+    expect(out.every((c) => !c.reached && /one connection at a time/.test(c.unreachable!))).toBe(true);
+  });
+
+  it("shrinks a deep fault to a short sequence that replays exactly, and is FIXED on the reference", async () => {
+    const locking = mutants.find((m) => m.name === "auth-lockout-after-failures")!;
+    const found = await runSuite((token) => locking.create({ token, ...FAST }), { checks: deep, timeoutMs: 400 });
+    const failed = found.rules.flatMap((r) => r.checks).find((c) => c.id === DEEP)!;
+    expect(failed.verdict).toBe("fail");
+    // The whole sequence, shrunk: three wrong tokens, then the right one.
+    expect(failed.counterexample).toMatch(/^auth\(.*"right":false,"times":3.*\),auth\(.*"right":true/);
+    expect(failed.replayPath).toMatch(/~/);
+    const exact = new Map([[DEEP, { seed: failed.seed!, path: failed.path!, replayPath: failed.replayPath! }]]);
+    const again = await runSuite((token) => locking.create({ token, ...FAST }), { checks: deep, cases: exact });
+    const replayed = again.rules.flatMap((r) => r.checks).find((c) => c.id === DEEP)!;
+    expect(replayed.verdict).toBe("fail");
+    expect(replayed.counterexample).toBe(failed.counterexample);
+    const fixed = await runSuite((token) => new ReferenceBridge({ token, ...FAST }), { checks: deep, cases: exact });
+    expect(fixed.rules.flatMap((r) => r.checks).find((c) => c.id === DEEP)?.verdict).toBe("pass");
+  });
+});
+
+describe("state coverage over a run", () => {
+  const reporter: Check = {
+    id: "a/reports",
+    rules: [],
+    description: "",
+    run: async () => ({ verdict: "pass", message: "" }),
+  };
+  const other: Check = { ...reporter, id: "b/silent" };
+  const reached = (ids: string[]) => ({ verdict: "pass" as const, message: "", cells: { reached: ids } });
+
+  it("aims --duration's rounds at the open cells with the checks that reach cells, then walks at random", () => {
+    const cov = new RunCoverage();
+    expect(cov.report()).toBeUndefined(); // no check reported cells: no field in the report
+    expect(cov.add(reporter, reached(["queue.empty"]))).toEqual(["queue.empty"]);
+    cov.add(other, { verdict: "pass", message: "" });
+    cov.endFixedPass();
+    let round = cov.round([reporter, other]);
+    expect(round.checks).toEqual([reporter]);
+    expect(round.unreached).toHaveLength(CELLS.length - 1);
+    expect(cov.add(reporter, reached(["queue.empty", "queue.full"]))).toEqual(["queue.full"]);
+    cov.roundAdded(1);
+    for (let i = 0; i < 3; i++) cov.roundAdded(0);
+    round = cov.round([reporter, other]);
+    expect(round).toEqual({ checks: [reporter, other] }); // aiming added nothing three times: random walks
+    const report = cov.report()!;
+    expect(report.reached).toBe(2);
+    expect(report.addedByDuration).toEqual(["queue.full"]);
+    expect(stateCoverageLine({ stateCoverage: report } as Report)).toMatch(
+      /^state coverage: 2\/\d+ cells; not reached: .*; --duration added 1$/,
+    );
+  });
+
+  it("--duration reports what it added to the fixed pass", async () => {
+    const report = await runSuite((token) => new ReferenceBridge({ token, ...FAST }), {
+      checks: deep,
+      runs: 2,
+      durationMs: 2500,
+    });
+    expect(report.stateCoverage?.addedByDuration).toBeInstanceOf(Array);
+    expect(report.rules.flatMap((r) => r.checks).find((c) => c.id === DEEP)?.verdict).toBe("pass");
+  });
+});
