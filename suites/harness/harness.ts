@@ -291,7 +291,7 @@ export class Harness implements CheckContext {
         if (inconclusive || this.expired) return true; // stop shrinking towards a harness fault or past the deadline
         if (exact) {
           if (ran !== undefined) return true;
-          ran = fc.stringify(input);
+          ran = "";
         }
         const at = failure ? undefined : String(index++);
         // Once shrinking, every attempt starts on a freshly started bridge: a minimal case that replays alike.
@@ -311,6 +311,8 @@ export class Harness implements CheckContext {
           }
           return f;
         });
+        // Named once it ran: a stateful case prints the commands it ran.
+        if (exact) ran = fc.stringify(input);
         if (finding.verdict === "error") {
           if (!this.expired) inconclusive = finding;
           return true;

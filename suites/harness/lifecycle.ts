@@ -140,7 +140,9 @@ async function unaccepted(
   const { queued, max } = await queueOf(ctx, conn);
   const full = typeof queued === "number" && typeof max === "number" && queued >= max;
   const moved = (await latestSeq(ctx, conn)) > latestBefore;
-  if (code === queueFull && full && noneOutstanding)
+  // By the run's own account, too, no command accepted is still to complete.
+  const settled = ctx.ledger !== undefined && ctx.ledger.accepted.size > 0 && ctx.ledger.outstanding === 0;
+  if (code === queueFull && full && (noneOutstanding || settled))
     return fail(
       `The command queue is full (queuedCommands ${queued} of ${max}) although it had room before and every command accepted since has completed: its slots are not freed.`,
       "a queue whose commands completed has room again",
