@@ -276,13 +276,16 @@ interface CheckCost {
 /** Runs the CLI that failed (another session rebuilding dist/ under it, say) that are tried again, and why. */
 const retried: string[] = [];
 
-/** Wall seconds of one CLI run; a run that exits non-zero is tried again (twice at most), and then kept. */
-function timeCli(args: string[]): number {
+/**
+ * Wall seconds of one CLI run; a run that exits other than `expect` (0: it passed; 1 against a
+ * faulty bridge) is tried again (twice at most), and then kept.
+ */
+function timeCli(args: string[], expect = 0): number {
   for (let attempt = 1; ; attempt++) {
     const t0 = process.hrtime.bigint();
     const r = spawnSync(process.execPath, [here("../bin.js"), ...args], { stdio: "ignore" });
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-    if (r.status === 0) return seconds;
+    if (r.status === expect) return seconds;
     const what = `${args.join(" ")} exited ${r.status ?? r.signal} after ${seconds.toFixed(2)} s`;
     retried.push(attempt < 3 ? `${what} (run again)` : `${what} (kept)`);
     console.log(`note: ${retried.at(-1)}`);
@@ -382,14 +385,21 @@ const slowest = Object.entries(costs)
 console.log(`\n   the ten slowest checks (each alone on a fresh bridge, median of ${COST_ROUNDS}):`);
 for (const [id, ms] of slowest) console.log(`   ${String(ms).padStart(6)} ms  ${id}`);
 
-const wall: Record<"list" | "startup" | "quick" | "standard" | "slowestShard" | "thorough", number[]> = {
+const wall: Record<
+  "list" | "startup" | "quick" | "standard" | "slowestShard" | "thorough" | "faulty" | "slowDrain",
+  number[]
+> = {
   list: [],
   startup: [],
   quick: [],
   standard: [],
   slowestShard: [],
   thorough: [],
+  faulty: [],
+  slowDrain: [],
 };
+/** Bridges as their authors run the tool against them: spawned, one faulty, one at a game's tick. */
+const spawnedBridge = (flags: string) => `"${process.execPath}" "${here("../bridges/reference/cli.js")}" ${flags}`;
 for (let round = 0; round < ROUNDS; round++) {
   const seed = String(round + 1);
   wall.list.push(timeCli(["--list"]));
@@ -403,6 +413,12 @@ for (let round = 0; round < ROUNDS; round++) {
   );
   wall.slowestShard.push(Math.max(...shards));
   if (round < THOROUGH_ROUNDS) wall.thorough.push(timeCli(["--profile", "thorough", "--seed", seed]));
+  if (round < THOROUGH_ROUNDS) {
+    // Its game loop dies on one ill-typed field: the figure holds the shrinking and the rechecks.
+    wall.faulty.push(timeCli(["--spawn", spawnedBridge("--mutant drain-dies-on-ill-typed"), "--seed", seed], 1));
+    // A conformant bridge completing one command per 20 ms (a 50 Hz game tick).
+    wall.slowDrain.push(timeCli(["--spawn", spawnedBridge("--drain-ms 20"), "--seed", seed]));
+  }
   console.log(`   profiles: round ${round + 1} of ${ROUNDS} done`);
 }
 rmSync(reports, { recursive: true, force: true });
@@ -440,6 +456,20 @@ figure({
   ...seconds,
   target: "<= 60 s",
   ok: (m) => m <= 60,
+});
+figure({
+  figure: "   standard, spawned bridge whose game loop dies on one ill-typed field, wall time",
+  samples: wall.faulty,
+  ...seconds,
+  target: "<= 15 s",
+  ok: (m) => m <= 15,
+});
+figure({
+  figure: "   standard, spawned reference bridge draining every 20 ms, wall time",
+  samples: wall.slowDrain,
+  ...seconds,
+  target: "<= one history fill + 6 s = 16.3 s",
+  ok: (m) => m <= 16.3,
 });
 figure({
   figure: "   --list, wall time",

@@ -300,8 +300,28 @@ export function summaryLine(report: Report, c: Colors = colorsFor(Boolean(proces
 export function timeLine(report: Report): string {
   const w = report.wire!;
   const size = (n: number) => (n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : `${(n / 1024).toFixed(1)} KiB`);
+  const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  const t = report.time;
+  // Only what took a noticeable share is named: a clean run reads as before.
+  const parts = t
+    ? (
+        [
+          [t.restartsMs, "restarting the bridge"],
+          [t.shrinkingMs, "shrinking"],
+          [t.recheckingMs, "rechecking"],
+          [t.completionsMs, "waiting for completions"],
+        ] as const
+      )
+        .filter(([ms]) => ms >= 100)
+        .map(([ms, what]) => `, ${s(ms)} ${what}`)
+        .join("")
+    : "";
+  const pace =
+    t && t.completionsMs >= 100
+      ? ` (a completion waited for up to ${s(t.completionWaitMs)}: the slowest step of the game loop seen took ${t.slowestStepMs} ms)`
+      : "";
   return (
-    `time: ${(report.durationMs / 1000).toFixed(1)} s, of it ${(w.waitingMs / 1000).toFixed(1)} s waiting on the bridge; ` +
+    `time: ${s(report.durationMs)}, of it ${s(w.waitingMs)} waiting on the bridge${parts}${pace}; ` +
     `${w.lines.toLocaleString("en")} line${w.lines === 1 ? "" : "s"} sent (${size(w.bytesSent)}), ${size(w.bytesReceived)} received`
   );
 }

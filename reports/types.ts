@@ -43,6 +43,19 @@ export interface Report {
   targetExits?: { check?: string; exit: string; stderr: string }[];
   /** Where the time went: lines and bytes over the wire, and how long the run waited for the bridge. */
   wire?: { lines: number; bytesSent: number; bytesReceived: number; waitingMs: number };
+  /**
+   * Where else the time went: restarting the bridge, shrinking failures, re-sending them, waiting
+   * for completions; and the pace that sized a wait for a completion (ten times the slowest step
+   * of the game loop seen, at least half a second, at most twice the reply timeout).
+   */
+  time?: {
+    restartsMs: number;
+    shrinkingMs: number;
+    recheckingMs: number;
+    completionsMs: number;
+    completionWaitMs: number;
+    slowestStepMs: number;
+  };
   /** The state cells the deep checks' steps reached (where a check reports them). */
   stateCoverage?: StateCoverage;
   rules: RuleReport[];

@@ -78,6 +78,7 @@ export async function recheck(check: Check, finding: Finding, o: RunOptions): Pr
   };
   let ran = 0;
   let failed = 0;
+  const started = Date.now();
   for (let i = 0; i < tries; i++) {
     await o.target?.restart?.();
     const again = await runCheck(check, o, exact);
@@ -85,6 +86,7 @@ export async function recheck(check: Check, finding: Finding, o: RunOptions): Pr
     ran++;
     if (again.verdict === "fail") failed++;
   }
+  if (o.stats) o.stats.recheckingMs += Date.now() - started;
   if (ran === 0) return finding;
   const grade = failed === ran ? "consistent" : failed > 0 ? "flaky" : "not-reproduced";
   const reproduced = { tries: ran, failed, grade } as const;

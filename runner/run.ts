@@ -109,6 +109,7 @@ export async function run(options: RunOptions): Promise<Report> {
     : { kind: "unreachable", problem: `target unreachable: ${options.unreachable ?? "unknown"}`, stillRun: [] };
   const parallel = options.target && !blocked ? await probeConcurrency(options) : undefined;
   const stats = new WireStats();
+  const ledger = new CommandLedger();
   const coverage = new RunCoverage();
   const results = new Map<string, CheckResult>();
   let stopped: Report["stopped"];
@@ -133,7 +134,7 @@ export async function run(options: RunOptions): Promise<Report> {
       strict: options.strict,
     });
     // Every check learns what the probe found about second connections.
-    const probed: RunOptions = { ...options, concurrentConnections: parallel, stats, ledger: new CommandLedger() };
+    const probed: RunOptions = { ...options, concurrentConnections: parallel, stats, ledger };
     let stop: { problem: string; interrupted?: boolean } | undefined = blocked;
     let failures = 0;
     let begun = 0;
@@ -298,6 +299,14 @@ export async function run(options: RunOptions): Promise<Report> {
       bytesSent: stats.bytesSent,
       bytesReceived: stats.bytesReceived,
       waitingMs: Math.round(stats.waitingMs),
+    },
+    time: {
+      restartsMs: options.target?.restartMs ?? 0,
+      shrinkingMs: stats.shrinkingMs,
+      recheckingMs: stats.recheckingMs,
+      completionsMs: ledger.waitedMs,
+      completionWaitMs: ledger.completionWaitMs(options.timeoutMs),
+      slowestStepMs: ledger.slowestStepMs,
     },
     rules,
   };

@@ -15,6 +15,8 @@ export interface Target {
   restart?(): Promise<void>;
   /** How many times it was restarted: a check that overlapped a restart saw another bridge. */
   restarts: number;
+  /** How long the restarts took, all told. */
+  restartMs?: number;
   stop(): Promise<void>;
   /** A spawned bridge that exited on its own since the last call: how it ended and its last stderr lines. */
   takeExit?(): { exit: string; stderr: string } | undefined;
@@ -115,9 +117,11 @@ export async function embeddedTarget(
     restarts: 0,
     async restart() {
       target.restarts++;
+      const t0 = Date.now();
       await bridge.close();
       bridge = make({ token, port: target.port });
       await bridge.listen();
+      target.restartMs = (target.restartMs ?? 0) + Date.now() - t0;
     },
     stop: () => bridge.close(),
   };
@@ -142,6 +146,7 @@ export async function spawnTarget(command: string, options: SpawnOptions): Promi
     restarts: 0,
     async restart() {
       target.restarts++;
+      const t0 = Date.now();
       // A bridge that no longer accepts connections is usually exiting on its own: give its exit
       // a moment to arrive, so its death is reported as such and not taken for this tool's stop.
       if (!(await accepts(child.host, child.port))) await exitWithin(child.process, 1000);
@@ -150,6 +155,7 @@ export async function spawnTarget(command: string, options: SpawnOptions): Promi
       child = await start(command, options);
       child.exit = died; // a death before the restart is still to be reported
       Object.assign(target, { host: child.host, port: child.port, endpoint: formatHostPort(child.host, child.port) });
+      target.restartMs = (target.restartMs ?? 0) + Date.now() - t0;
     },
     stop: () => stopProcess(child.process),
     takeExit() {

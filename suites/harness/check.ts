@@ -135,6 +135,13 @@ export interface PropertyOptions<T = unknown> {
   restartAfterFailure?: boolean;
 }
 
+/** Steps of the game loop seen before its pace sizes the wait for a completion. */
+const PACE_STEPS = 3;
+/** The wait for a completion, as a multiple of the slowest step seen. */
+const PACE_FACTOR = 10;
+/** The shortest wait for a completion, whatever the pace: a game may hitch for a moment. */
+const PACE_FLOOR_MS = 500;
+
 /**
  * Every command a run saw accepted, and every completion it read: what the queue may still hold
  * by this run's own account. A queue that stays full when every command accepted has completed
@@ -143,6 +150,29 @@ export interface PropertyOptions<T = unknown> {
 export class CommandLedger {
   readonly accepted = new Set<number>();
   readonly completed = new Set<number>();
+  /** The longest wait seen between one awaited completion and the next (or the first, after acting). */
+  slowestStepMs = 0;
+  /** How many such steps were seen: the pace is trusted once a few were. */
+  steps = 0;
+  /** Time spent waiting for completions. */
+  waitedMs = 0;
+
+  /** Takes note of one step of the game loop as a reader waiting for completions saw it. */
+  step(ms: number): void {
+    this.steps++;
+    this.slowestStepMs = Math.max(this.slowestStepMs, ms);
+  }
+
+  /**
+   * How long to wait for the next completion before calling a command lost: twice the reply
+   * timeout until the bridge's pace is known, then ten times its slowest step (at least half a second,
+   * so a game's hitch is no lost command), never more than at first.
+   */
+  completionWaitMs(timeoutMs: number): number {
+    const most = timeoutMs * 2;
+    if (this.steps < PACE_STEPS) return most;
+    return Math.min(most, Math.max(PACE_FLOOR_MS, Math.ceil(this.slowestStepMs * PACE_FACTOR)));
+  }
 
   /** Accepted commands whose completion no reader has seen. */
   get outstanding(): number {

@@ -56,6 +56,9 @@ export class WireStats {
   bytesReceived = 0;
   /** Time during which at least one read waited for the bridge (not the sum over connections). */
   waitingMs = 0;
+  /** Time spent shrinking failures to their minimal cases, and re-sending them (--recheck). */
+  shrinkingMs = 0;
+  recheckingMs = 0;
   private waits = 0;
   private since = 0;
 

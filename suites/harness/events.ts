@@ -184,9 +184,25 @@ export async function collectCompletions(
   conn: Connection,
   cursor: number,
   waiting: Set<number>,
-  waitMs = ctx.timeoutMs * 2,
+  waitMs = ctx.ledger?.completionWaitMs(ctx.timeoutMs) ?? ctx.timeoutMs * 2,
   /** Events the caller, reading up to `cursor`, already saw fall into gaps (counted in `unseen`). */
   unseenBefore = 0,
+): Promise<Completions> {
+  const started = Date.now();
+  try {
+    return await follow(ctx, conn, cursor, waiting, waitMs, unseenBefore);
+  } finally {
+    if (ctx.ledger) ctx.ledger.waitedMs += Date.now() - started;
+  }
+}
+
+async function follow(
+  ctx: CheckContext,
+  conn: Connection,
+  cursor: number,
+  waiting: Set<number>,
+  waitMs: number,
+  unseenBefore: number,
 ): Promise<Completions> {
   const seen = new Completions();
   const from = cursor;
@@ -213,6 +229,7 @@ export async function collectCompletions(
       if (waiting.has(key)) {
         pace = Date.now() - lastArrival;
         lastArrival = Date.now();
+        ctx.ledger?.step(pace);
       }
       until = Date.now() + waitMs;
     }

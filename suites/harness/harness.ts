@@ -284,6 +284,8 @@ export class Harness implements CheckContext {
     // Which generated case this is, while no case has failed: the path of a warning's case.
     let index = 0;
     let warningPath: string | undefined;
+    /** When the first failure was found: what follows is shrinking. */
+    let shrinkFrom: number | undefined;
     // A failure may leave a bridge we cannot restart broken: shrinking would then chase a different fault.
     const noShrink = exact || (options.restartAfterFailure && !restart);
     const result = await fc.check(
@@ -319,6 +321,7 @@ export class Harness implements CheckContext {
         }
         if (finding.verdict === "fail") {
           failure = finding;
+          shrinkFrom ??= Date.now();
           return false;
         }
         if (finding.verdict === "warn" && !warning) {
@@ -341,6 +344,7 @@ export class Harness implements CheckContext {
         endOnFailure: noShrink,
       },
     );
+    if (shrinkFrom !== undefined && this.options.stats) this.options.stats.shrinkingMs += Date.now() - shrinkFrom;
     // Leave the bridge as healthy as it was found for the checks after this one.
     if (failure && options.restartAfterFailure && !this.stopped) await restart?.();
     if (inconclusive) return inconclusive;

@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import { mutants } from "../bridges/mutants/index.js";
+import { timeLine } from "../reports/console.js";
+import { CommandLedger } from "../suites/harness/check.js";
+import { allChecks } from "../suites/index.js";
+import { runSuite } from "./helpers.js";
+
+describe("the wait for a completion follows the bridge", () => {
+  it("is twice the reply timeout until the pace is known, then ten slowest steps, at least half a second", () => {
+    const ledger = new CommandLedger();
+    expect(ledger.completionWaitMs(2000)).toBe(4000);
+    for (const ms of [3, 12, 7]) ledger.step(ms);
+    expect(ledger.completionWaitMs(2000)).toBe(500);
+    ledger.step(90);
+    expect(ledger.completionWaitMs(2000)).toBe(900);
+    ledger.step(1000);
+    expect(ledger.completionWaitMs(2000)).toBe(4000);
+  });
+
+  it("counts a command accepted and its completion read, and what is still outstanding", () => {
+    const ledger = new CommandLedger();
+    ledger.note("act", { accepted: true, commandSeq: 4 });
+    ledger.note("act", { accepted: true, commandSeq: 5 });
+    expect(ledger.outstanding).toBe(2);
+    ledger.note("events", { latestSeq: 9, events: [{ seq: 9, event: { type: "command_completed", commandSeq: 4 } }] });
+    expect(ledger.outstanding).toBe(1);
+  });
+});
+
+describe("the time line", () => {
+  it("says how long restarts and rechecks took, and the pace the waits assumed", async () => {
+    const lenient = mutants.find((m) => m.name === "lenient-json")!;
+    const report = await runSuite((token) => lenient.create({ token }), {
+      checks: allChecks.filter((c) => c.id === lenient.check || c.id === "method.act/accept-and-complete"),
+      recheck: 3,
+      timeoutMs: 400,
+    });
+    expect(report.time!.recheckingMs).toBeGreaterThan(0);
+    expect(report.time!.restartsMs).toBeGreaterThan(0);
+    expect(report.time!.slowestStepMs).toBeGreaterThan(0);
+    const line = timeLine({
+      ...report,
+      time: { ...report.time!, restartsMs: 1200, recheckingMs: 2500, completionsMs: 800 },
+    });
+    expect(line).toMatch(
+      /1\.2 s restarting the bridge, 2\.5 s rechecking, 0\.8 s waiting for completions \(a completion waited for up to/,
+    );
+  });
+});
