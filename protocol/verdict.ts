@@ -121,6 +121,8 @@ export type Oracle =
         /** The judged reply is the one to `start`: the acts judged are all the reproducer's own. */
         fromStart?: boolean;
       }
+    /** `count` connections one after another (never two at once), each authorized where a token is set, each served a ping. */
+    | { kind: "reconnects"; count: number }
     /** After the case, the bridge still answers ping with {ok:true} on a fresh connection (the liveness probe). */
     | { kind: "alive" }
   ) & {

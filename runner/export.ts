@@ -464,6 +464,8 @@ function oracleText(oracle: Oracle | undefined): string {
         : oracle.judge === "act"
           ? `act accepted only with fewer than maxQueuedCommands outstanding, and rejected (${oracle.codes.join(" or ")}) only with that many`
           : "status.queuedCommands within the accepted commands not yet completed, and not above maxQueuedCommands";
+    case "reconnects":
+      return `${oracle.count} connections one after another, each served a ping`;
     case "alive":
       return "the bridge still answers ping on a fresh connection after the case";
   }
@@ -505,9 +507,10 @@ export function scriptOf(check: CheckReport, plan: Plan, rules: string[], report
   const port = at?.port ?? contract.defaults.port;
   const rpc = (method: string, params: object, id: string) =>
     `${JSON.stringify({ jsonrpc: contract.jsonrpc, id, method, params })}\n`;
-  const probe = plan.probe
-    ? [...(o.tokenConfigured ? [rpc("auth", { token: REDACTED }, "liveness-auth")] : []), rpc("ping", {}, "liveness")]
-    : [];
+  const session = [
+    ...(o.tokenConfigured ? [rpc("auth", { token: REDACTED }, "liveness-auth")] : []),
+    rpc("ping", {}, "liveness"),
+  ];
   const name = reproducerName(check.id);
   const header = [
     "#!/usr/bin/env python3",
@@ -573,8 +576,10 @@ export function scriptOf(check: CheckReport, plan: Plan, rules: string[], report
     ...plan.steps.map((s) => `    ${pyValue(s)},`),
     "]",
     "",
-    "# The liveness probe after the case (empty where the check made none).",
-    `PROBE = ${pyValue(probe)}`,
+    "# A fresh session's requests: authorized where a token is set, then a ping.",
+    `SESSION = ${pyValue(session)}`,
+    "# Whether the case ends, as the check did, by asking whether the bridge still answers on a fresh connection.",
+    `PROBE = ${pyValue(plan.probe)}`,
     "",
   ];
   if (!runtime.includes(MARKER)) throw new Error("runner/reproducer.py has lost its plan marker");

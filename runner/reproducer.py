@@ -435,6 +435,8 @@ def apply_oracle(oracle, outcome, response, ctx):
         return completes(oracle, ctx)
     if kind == "ledger":
         return ledger(oracle, ctx)
+    if kind == "reconnects":
+        return reconnects(oracle["count"], ctx)
     return "this script does not know the oracle " + kind
 
 
@@ -594,6 +596,28 @@ def ledger(oracle, ctx):
         return None
     except LookupError as err:
         return str(err)
+
+
+def reconnects(count, ctx):
+    """Connections one after another, each authorized where a token is set, each served a ping."""
+    args, fill = ctx["args"], ctx["fill"]
+    for n in range(1, count + 1):
+        try:
+            peer = Peer(args.host, args.port, args.timeout)
+        except OSError as err:
+            return "connection %d of %d was refused: %s" % (n, count, err)
+        try:
+            for request in SESSION:
+                peer.write(fill(request.encode("utf-8")), [], 0)
+                outcome = peer.read(args.timeout)
+                response = judge(outcome[1], None)[0] if outcome[0] == "line" else None
+                if response is None or not isinstance(response.get("result"), dict):
+                    return "connection %d of %d was not served: %s" % (n, count, describe(outcome, args.timeout))
+            if response["result"].get("ok") is not True:
+                return "connection %d of %d: ping was not answered {\"ok\": true}" % (n, count)
+        finally:
+            peer.close()
+    return None
 
 
 def completes(oracle, ctx):
@@ -842,7 +866,7 @@ def main():
                     for r in judged_responses:
                         mine[key(r.get("id"))] = r
                     context = {"args": args, "earlier": earlier, "with_judged": mine, "peer": peer,
-                               "response": judged_response, "timeline": timeline, "outcome": first,
+                               "response": judged_response, "timeline": timeline, "outcome": first, "fill": fill,
                                "judged_responses": judged_responses, "all_responses": all_responses}
                     wrong = apply_oracle(ORACLE, first, judged_response, context)
                     if wrong:
@@ -950,7 +974,7 @@ def probe(args, fill):
         return False, "after the case the bridge stopped accepting connections (%s)" % err
     try:
         outcome = ("timeout",)
-        for request in PROBE:
+        for request in SESSION:
             data = fill(request.encode("utf-8"))
             peer.write(data, [], 0)
             outcome = peer.read(args.timeout)
