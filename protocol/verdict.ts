@@ -28,7 +28,7 @@ export interface TranscriptEntry {
    * A truncated send's bytes past those kept, where they are one short run repeated and then a
    * short tail (both base64): with them the whole send is known.
    */
-  rest?: { run: string; times: number; tail: string };
+  rest?: Rest;
 }
 
 /** A place in a JSON value: member names and array indexes; "#" stands for an array's length. */
@@ -65,6 +65,17 @@ export type Assertion = { path?: JsonPath; of?: unknown } & (
   /** At least one of these lists holds whole. */
   | { anyOf: Assertion[][] }
 );
+
+/**
+ * Bytes past those a transcript keeps: `run` (base64) `times` over, then (where `then` is set) the
+ * bytes `then` describes, else `tail` (base64): a long send of a few repeated runs, kept exactly.
+ */
+export interface Rest {
+  run: string;
+  times: number;
+  tail: string;
+  then?: Rest;
+}
 
 /**
  * How a failing check judged the reply, in terms a program outside this tool can apply (an

@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import type { Contract } from "../protocol/contract.js";
-import type { Assertion, Operand, Oracle } from "../protocol/verdict.js";
+import type { Assertion, Operand, Oracle, Rest } from "../protocol/verdict.js";
 import { makeDirectory, reproducibility } from "../reports/output.js";
 import type { CheckReport, Report, TranscriptEntry } from "../reports/types.js";
 import { NOTE } from "../suites/harness/connection.js";
@@ -96,9 +96,8 @@ type Step =
       op: "send";
       text?: string;
       base64?: string;
-      /** A long send: after the bytes above, `run` (base64) `times` over, then `tail` (base64). */
-      run?: string;
-      times?: number;
+      /** A long send: after the bytes above, each `run` (base64) `times` over, then `tail` (base64). */
+      runs?: { run: string; times: number }[];
       tail?: string;
       cuts?: number[];
       pause_ms?: number;
@@ -131,14 +130,28 @@ const OPENED = /^connection \d+ opened/;
 const bytesOf = (e: TranscriptEntry): Buffer =>
   e.base64 !== undefined ? Buffer.from(e.base64, "base64") : Buffer.from(e.text ?? "", "utf8");
 
+/** A long send's rest as a script's step holds it: its runs one after another, then the tail. */
+function runsOf(rest: Rest): { runs: { run: string; times: number }[]; tail: string } {
+  const runs: { run: string; times: number }[] = [];
+  let at: Rest | undefined = rest;
+  let tail = "";
+  for (; at; at = at.then) {
+    runs.push({ run: at.run, times: at.times });
+    tail = at.tail;
+  }
+  return { runs, tail };
+}
+
 /** All the bytes of a send step. */
 function sentBytes(step: Extract<Step, { op: "send" }>): Buffer {
   const head = step.base64 !== undefined ? Buffer.from(step.base64, "base64") : Buffer.from(step.text ?? "", "utf8");
-  if (step.run === undefined) return head;
-  const run = Buffer.from(step.run, "base64");
+  if (step.runs === undefined) return head;
   return Buffer.concat([
     head,
-    Buffer.alloc(run.length * (step.times ?? 0), run),
+    ...step.runs.map(({ run, times }) => {
+      const unit = Buffer.from(run, "base64");
+      return Buffer.alloc(unit.length * times, unit);
+    }),
     Buffer.from(step.tail ?? "", "base64"),
   ]);
 }
@@ -181,7 +194,7 @@ export function planOf(check: CheckReport, o: ExportOptions): Plan {
       const step: Extract<Step, { op: "send" }> = {
         op: "send",
         ...(e.base64 !== undefined ? { base64: e.base64 } : { text: e.text ?? "" }),
-        ...(e.truncated && e.rest ? { run: e.rest.run, times: e.rest.times, tail: e.rest.tail } : {}),
+        ...(e.truncated && e.rest ? runsOf(e.rest) : {}),
       };
       if (e.truncated && !e.rest)
         missing.set(step, `the report keeps only the first ${bytesOf(e).length} of the ${e.length} bytes of a request`);

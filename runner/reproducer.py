@@ -738,8 +738,10 @@ def main():
 
     def step_bytes(step):
         data = base64.b64decode(step["base64"]) if "base64" in step else step["text"].encode("utf-8")
-        if "run" in step:
-            data += base64.b64decode(step["run"]) * step["times"] + base64.b64decode(step["tail"])
+        for run in step.get("runs", []):
+            data += base64.b64decode(run["run"]) * run["times"]
+        if "runs" in step:
+            data += base64.b64decode(step["tail"])
         return data
 
     def show(outcome):
