@@ -44,6 +44,8 @@ export type Operand =
   | { ref: unknown; path?: JsonPath }
   /** The value at this path in the judged response itself. */
   | { here: JsonPath }
+  /** The value at `path` in the reply to this request, sent when the assertion is judged (what holds now). */
+  | { fresh: { method: string; params?: Record<string, unknown> }; path?: JsonPath }
   /** The address or port of the connection the judged reply came on: the endpoint as connected. */
   | { peer: "address" | "port" };
 
@@ -97,7 +99,7 @@ export type Oracle =
      */
     | { kind: "result"; equals?: Record<string, unknown>; positiveIntegers?: string[]; expect?: Assertion[] }
     /** A response (result or error) that meets every assertion. */
-    | { kind: "reply"; expect: Assertion[] }
+    | { kind: "reply"; expect: Assertion[]; orClose?: boolean }
     /** A reply at all, one the framing and envelope judge accepts (it broke the framing, or never came). */
     | { kind: "answered" }
     /** The request's lines are answered one reply each, their ids in this order. */

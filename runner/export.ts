@@ -460,7 +460,7 @@ function oracleText(oracle: Oracle | undefined): string {
         oracle.positiveIntegers ? ` with ${oracle.positiveIntegers.join(", ")} an integer above 0` : ""
       }${oracle.expect ? `, and ${oracle.expect.map(assertionText).join("; ")}` : ""}`;
     case "reply":
-      return oracle.expect.map(assertionText).join("; ");
+      return `${oracle.expect.map(assertionText).join("; ")}${oracle.orClose ? ", or the connection closed" : ""}`;
     case "answered":
       return "a well-formed reply";
     case "order":
@@ -490,6 +490,8 @@ function operandText(than: Operand): string {
   if ("value" in than) return JSON.stringify(than.value);
   if ("peer" in than) return `the ${than.peer} connected to`;
   if ("here" in than) return pathText(than.here);
+  if ("fresh" in than)
+    return `${pathText(than.path ?? [])} of ${than.fresh.method} ${JSON.stringify(than.fresh.params ?? {})} asked then`;
   return `${pathText(than.path ?? [])} of the reply to ${JSON.stringify(than.ref)}`;
 }
 

@@ -51,7 +51,8 @@ async function prove(mutant: Mutant): Promise<string[]> {
   const options = { token: TEST_TOKEN, ...FAST, ...mutant.options };
   const report = await runSuite((token) => mutant.create({ ...options, token }), {
     checks: allChecks.filter((c) => c.id === mutant.check),
-    timeoutMs: 400,
+    // Room for a loaded machine: a reply late past the timeout would fail the check for a fault not the mutant's.
+    timeoutMs: 1000,
   });
   const { written, refused } = exportReproducers(join(root, mutant.name), report, {
     contract,

@@ -129,14 +129,19 @@ export const deepNestingCheck: Check = {
         if (code !== undefined && allowed.includes(code)) return pass(`${what}: refused`);
         if (nesting.place === "params" && resultOf(reply)?.ok === true) return pass(`${what}: served`);
         const [parse, invalid] = [codes["error.parse"], codes["error.invalid-request"]];
-        return fail(
-          `A line nested ${what} was not answered as the contract allows.`,
-          nesting.place === "params"
-            ? `the ping served, or ${parse} / ${invalid} (a depth limit), or a close`
-            : nesting.place === "root"
-              ? `${invalid} (not a request object) or ${parse} (a depth limit), or a close`
-              : `${parse} (not JSON), or a close`,
-          describeReply(reply),
+        const refusals = allowed.map((c) => [{ path: ["error", "code"], equals: c }]);
+        const served = nesting.place === "params" ? [[{ path: ["result", "ok"], equals: true }]] : [];
+        return judgedBy(
+          { kind: "reply", expect: [{ anyOf: [...refusals, ...served] }], orClose: true },
+          fail(
+            `A line nested ${what} was not answered as the contract allows.`,
+            nesting.place === "params"
+              ? `the ping served, or ${parse} / ${invalid} (a depth limit), or a close`
+              : nesting.place === "root"
+                ? `${invalid} (not a request object) or ${parse} (a depth limit), or a close`
+                : `${parse} (not JSON), or a close`,
+            describeReply(reply),
+          ),
         );
       },
       {

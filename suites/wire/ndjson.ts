@@ -14,10 +14,13 @@ export const sequenceInOrder: Check = {
       const request = rpc(methods[i % methods.length]!, {}, `seq-${i}`);
       const reply = await ctx.call(conn, request);
       if (reply.kind !== "response")
-        return fail(
-          `Request ${i + 1} of 20 (${request.method}) got no response.`,
-          "one response line per request",
-          describeReply(reply),
+        return judgedBy(
+          { kind: "answered" },
+          fail(
+            `Request ${i + 1} of 20 (${request.method}) got no response.`,
+            "one response line per request",
+            describeReply(reply),
+          ),
         );
     }
     const stray = await conn.read(Math.min(200, ctx.timeoutMs));

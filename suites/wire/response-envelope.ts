@@ -17,7 +17,10 @@ export const echoId: Check = {
         const conn = await ctx.session();
         const reply = await ctx.call(conn, rpc(method, {}, id));
         if (reply.kind === "response") return pass("echoed");
-        return fail(`No response to ${method}.`, "a response echoing the id", describeReply(reply));
+        return judgedBy(
+          { kind: "answered" },
+          fail(`No response to ${method}.`, "a response echoing the id", describeReply(reply)),
+        );
       },
     ),
 };
