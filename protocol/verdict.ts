@@ -103,7 +103,7 @@ export type Oracle =
     /** A reply at all, one the framing and envelope judge accepts (it broke the framing, or never came). */
     | { kind: "answered" }
     /** The request's lines are answered one reply each, their ids in this order. */
-    | { kind: "order"; ids: unknown[] }
+    | { kind: "order"; ids: unknown[]; nothingMore?: boolean }
     /** No reply of the case answers a request with this id (bytes that must never run as a request). */
     | { kind: "never"; id: unknown }
     /**

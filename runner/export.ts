@@ -464,7 +464,9 @@ function oracleText(oracle: Oracle | undefined): string {
     case "answered":
       return "a well-formed reply";
     case "order":
-      return `one reply per line, their ids in order: ${oracle.ids.map((id) => JSON.stringify(id)).join(", ")}`;
+      return `one reply per line, their ids in order: ${oracle.ids.map((id) => JSON.stringify(id)).join(", ")}${
+        oracle.nothingMore ? ", and no line after them" : ""
+      }`;
     case "never":
       return `no reply answers the request with id ${JSON.stringify(oracle.id)}`;
     case "completes":

@@ -437,6 +437,10 @@ def apply_oracle(oracle, outcome, response, ctx):
         got = [r.get("id") for r in ctx["judged_responses"]]
         want = oracle["ids"]
         if len(got) == len(want) and all(same(g, w) for g, w in zip(got, want)):
+            if oracle.get("nothingMore"):
+                stray = ctx["peer"].read(min(0.2, ctx["args"].timeout))
+                if stray[0] == "line":
+                    return "a line arrived that answers no request: " + describe(stray, ctx["args"].timeout)
             return None
         return "the replies' ids are %s, not %s" % (json.dumps(got, default=str), json.dumps(want))
     if kind == "never":
