@@ -6,6 +6,7 @@ import type { RuleId } from "../../protocol/contract.js";
 import { type CheckContext, describeReply, errorCode, type Finding, fail, type Reply, resultOf, rpc } from "./check.js";
 import type { Connection } from "./connection.js";
 import { Backoff, type Completion, collectCompletions, latestSeq } from "./events.js";
+import { ACCEPTED, judgedBy } from "./expect.js";
 
 /**
  * The command types the bridge advertises in observation.availableActions, so generated commands
@@ -85,33 +86,46 @@ export async function makeEvents(ctx: CheckContext, count: number): Promise<numb
   let made = 0;
   for (let i = 0; made < count; ) {
     const accepted = new Set<number>();
+    const ids: string[] = [];
     while (accepted.size < Math.min(batch, count - made)) {
-      const reply = await act(ctx, conn, { type: "conformance.noop" }, `make-${i++}`);
+      const id = `make-${i++}`;
+      const reply = await act(ctx, conn, { type: "conformance.noop" }, id);
       const seq = resultOf(reply)?.commandSeq;
       if (errorCode(reply) === ctx.contract.codes["error.queue-full"])
-        return fail(
-          `The command queue stayed full for ${ctx.timeoutMs * 2} ms: queued commands are not completing.`,
-          "a full queue drains as the bridge completes its commands",
-          describeReply(reply),
-          ["integration.command-completion"],
+        // Asked again, as act did, the act is accepted once the queue drains.
+        return judgedBy(
+          { kind: "result", expect: ACCEPTED, until: ACCEPTED },
+          fail(
+            `The command queue stayed full for ${ctx.timeoutMs * 2} ms: queued commands are not completing.`,
+            "a full queue drains as the bridge completes its commands",
+            describeReply(reply),
+            ["integration.command-completion"],
+          ),
         );
       if (!Number.isSafeInteger(seq))
-        return fail(
-          "act was not accepted, so no events could be made.",
-          `{"accepted":true,"commandSeq":<integer>}`,
-          describeReply(reply),
-          ["method.act"],
+        return judgedBy(
+          { kind: "result", expect: ACCEPTED },
+          fail(
+            "act was not accepted, so no events could be made.",
+            `{"accepted":true,"commandSeq":<integer>}`,
+            describeReply(reply),
+            ["method.act"],
+          ),
         );
       accepted.add(seq as number);
+      ids.push(id);
     }
     const done = await collectCompletions(ctx, conn, cursor, accepted);
     const lost = [...accepted].filter((s) => !done.has(s));
     if (lost.length)
-      return fail(
-        "Accepted commands did not complete, so no events could be made.",
-        "a command_completed event per accepted command",
-        `${lost.length} of ${accepted.size} never completed (commandSeq ${lost.slice(0, 10).join(", ")})`,
-        ["integration.command-completion"],
+      return judgedBy(
+        { kind: "completes", acts: ids, after: "cursor" },
+        fail(
+          "Accepted commands did not complete, so no events could be made.",
+          "a command_completed event per accepted command",
+          `${lost.length} of ${accepted.size} never completed (commandSeq ${lost.slice(0, 10).join(", ")})`,
+          ["integration.command-completion"],
+        ),
       );
     made += accepted.size;
     cursor = await latestSeq(ctx, conn);
