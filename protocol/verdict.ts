@@ -28,7 +28,7 @@ export interface TranscriptEntry {
    * A truncated send's bytes past those kept, where they are one short run repeated and then a
    * short tail (both base64): with them the whole send is known.
    */
-  rest?: { run: string; times: number; tail: string };
+  rest?: Rest;
 }
 
 /** A place in a JSON value: member names and array indexes; "#" stands for an array's length. */
@@ -44,6 +44,8 @@ export type Operand =
   | { ref: unknown; path?: JsonPath }
   /** The value at this path in the judged response itself. */
   | { here: JsonPath }
+  /** The value at `path` in the reply to this request, sent when the assertion is judged (what holds now). */
+  | { fresh: { method: string; params?: Record<string, unknown> }; path?: JsonPath }
   /** The address or port of the connection the judged reply came on: the endpoint as connected. */
   | { peer: "address" | "port" };
 
@@ -67,6 +69,17 @@ export type Assertion = { path?: JsonPath; of?: unknown } & (
 );
 
 /**
+ * Bytes past those a transcript keeps: `run` (base64) `times` over, then (where `then` is set) the
+ * bytes `then` describes, else `tail` (base64): a long send of a few repeated runs, kept exactly.
+ */
+export interface Rest {
+  run: string;
+  times: number;
+  tail: string;
+  then?: Rest;
+}
+
+/**
  * How a failing check judged the reply, in terms a program outside this tool can apply (an
  * exported reproducer). It applies to the first reply to the request with id `at` (the last such
  * request of the case), or else to the case's last request, before the liveness probe where one
@@ -86,11 +99,11 @@ export type Oracle =
      */
     | { kind: "result"; equals?: Record<string, unknown>; positiveIntegers?: string[]; expect?: Assertion[] }
     /** A response (result or error) that meets every assertion. */
-    | { kind: "reply"; expect: Assertion[] }
+    | { kind: "reply"; expect: Assertion[]; orClose?: boolean }
     /** A reply at all, one the framing and envelope judge accepts (it broke the framing, or never came). */
     | { kind: "answered" }
     /** The request's lines are answered one reply each, their ids in this order. */
-    | { kind: "order"; ids: unknown[] }
+    | { kind: "order"; ids: unknown[]; nothingMore?: boolean }
     /** No reply of the case answers a request with this id (bytes that must never run as a request). */
     | { kind: "never"; id: unknown }
     /**
@@ -121,6 +134,8 @@ export type Oracle =
         /** The judged reply is the one to `start`: the acts judged are all the reproducer's own. */
         fromStart?: boolean;
       }
+    /** `count` connections one after another (never two at once), each authorized where a token is set, each served a ping. */
+    | { kind: "reconnects"; count: number }
     /** After the case, the bridge still answers ping with {ok:true} on a fresh connection (the liveness probe). */
     | { kind: "alive" }
   ) & {

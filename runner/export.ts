@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import type { Contract } from "../protocol/contract.js";
-import type { Assertion, Operand, Oracle } from "../protocol/verdict.js";
+import type { Assertion, Operand, Oracle, Rest } from "../protocol/verdict.js";
 import { makeDirectory, reproducibility } from "../reports/output.js";
 import type { CheckReport, Report, TranscriptEntry } from "../reports/types.js";
 import { NOTE } from "../suites/harness/connection.js";
@@ -96,9 +96,8 @@ type Step =
       op: "send";
       text?: string;
       base64?: string;
-      /** A long send: after the bytes above, `run` (base64) `times` over, then `tail` (base64). */
-      run?: string;
-      times?: number;
+      /** A long send: after the bytes above, each `run` (base64) `times` over, then `tail` (base64). */
+      runs?: { run: string; times: number }[];
       tail?: string;
       cuts?: number[];
       pause_ms?: number;
@@ -131,14 +130,28 @@ const OPENED = /^connection \d+ opened/;
 const bytesOf = (e: TranscriptEntry): Buffer =>
   e.base64 !== undefined ? Buffer.from(e.base64, "base64") : Buffer.from(e.text ?? "", "utf8");
 
+/** A long send's rest as a script's step holds it: its runs one after another, then the tail. */
+function runsOf(rest: Rest): { runs: { run: string; times: number }[]; tail: string } {
+  const runs: { run: string; times: number }[] = [];
+  let at: Rest | undefined = rest;
+  let tail = "";
+  for (; at; at = at.then) {
+    runs.push({ run: at.run, times: at.times });
+    tail = at.tail;
+  }
+  return { runs, tail };
+}
+
 /** All the bytes of a send step. */
 function sentBytes(step: Extract<Step, { op: "send" }>): Buffer {
   const head = step.base64 !== undefined ? Buffer.from(step.base64, "base64") : Buffer.from(step.text ?? "", "utf8");
-  if (step.run === undefined) return head;
-  const run = Buffer.from(step.run, "base64");
+  if (step.runs === undefined) return head;
   return Buffer.concat([
     head,
-    Buffer.alloc(run.length * (step.times ?? 0), run),
+    ...step.runs.map(({ run, times }) => {
+      const unit = Buffer.from(run, "base64");
+      return Buffer.alloc(unit.length * times, unit);
+    }),
     Buffer.from(step.tail ?? "", "base64"),
   ]);
 }
@@ -181,7 +194,7 @@ export function planOf(check: CheckReport, o: ExportOptions): Plan {
       const step: Extract<Step, { op: "send" }> = {
         op: "send",
         ...(e.base64 !== undefined ? { base64: e.base64 } : { text: e.text ?? "" }),
-        ...(e.truncated && e.rest ? { run: e.rest.run, times: e.rest.times, tail: e.rest.tail } : {}),
+        ...(e.truncated && e.rest ? runsOf(e.rest) : {}),
       };
       if (e.truncated && !e.rest)
         missing.set(step, `the report keeps only the first ${bytesOf(e).length} of the ${e.length} bytes of a request`);
@@ -447,11 +460,13 @@ function oracleText(oracle: Oracle | undefined): string {
         oracle.positiveIntegers ? ` with ${oracle.positiveIntegers.join(", ")} an integer above 0` : ""
       }${oracle.expect ? `, and ${oracle.expect.map(assertionText).join("; ")}` : ""}`;
     case "reply":
-      return oracle.expect.map(assertionText).join("; ");
+      return `${oracle.expect.map(assertionText).join("; ")}${oracle.orClose ? ", or the connection closed" : ""}`;
     case "answered":
       return "a well-formed reply";
     case "order":
-      return `one reply per line, their ids in order: ${oracle.ids.map((id) => JSON.stringify(id)).join(", ")}`;
+      return `one reply per line, their ids in order: ${oracle.ids.map((id) => JSON.stringify(id)).join(", ")}${
+        oracle.nothingMore ? ", and no line after them" : ""
+      }`;
     case "never":
       return `no reply answers the request with id ${JSON.stringify(oracle.id)}`;
     case "completes":
@@ -464,6 +479,8 @@ function oracleText(oracle: Oracle | undefined): string {
         : oracle.judge === "act"
           ? `act accepted only with fewer than maxQueuedCommands outstanding, and rejected (${oracle.codes.join(" or ")}) only with that many`
           : "status.queuedCommands within the accepted commands not yet completed, and not above maxQueuedCommands";
+    case "reconnects":
+      return `${oracle.count} connections one after another, each served a ping`;
     case "alive":
       return "the bridge still answers ping on a fresh connection after the case";
   }
@@ -475,6 +492,8 @@ function operandText(than: Operand): string {
   if ("value" in than) return JSON.stringify(than.value);
   if ("peer" in than) return `the ${than.peer} connected to`;
   if ("here" in than) return pathText(than.here);
+  if ("fresh" in than)
+    return `${pathText(than.path ?? [])} of ${than.fresh.method} ${JSON.stringify(than.fresh.params ?? {})} asked then`;
   return `${pathText(than.path ?? [])} of the reply to ${JSON.stringify(than.ref)}`;
 }
 
@@ -505,9 +524,10 @@ export function scriptOf(check: CheckReport, plan: Plan, rules: string[], report
   const port = at?.port ?? contract.defaults.port;
   const rpc = (method: string, params: object, id: string) =>
     `${JSON.stringify({ jsonrpc: contract.jsonrpc, id, method, params })}\n`;
-  const probe = plan.probe
-    ? [...(o.tokenConfigured ? [rpc("auth", { token: REDACTED }, "liveness-auth")] : []), rpc("ping", {}, "liveness")]
-    : [];
+  const session = [
+    ...(o.tokenConfigured ? [rpc("auth", { token: REDACTED }, "liveness-auth")] : []),
+    rpc("ping", {}, "liveness"),
+  ];
   const name = reproducerName(check.id);
   const header = [
     "#!/usr/bin/env python3",
@@ -573,8 +593,10 @@ export function scriptOf(check: CheckReport, plan: Plan, rules: string[], report
     ...plan.steps.map((s) => `    ${pyValue(s)},`),
     "]",
     "",
-    "# The liveness probe after the case (empty where the check made none).",
-    `PROBE = ${pyValue(probe)}`,
+    "# A fresh session's requests: authorized where a token is set, then a ping.",
+    `SESSION = ${pyValue(session)}`,
+    "# Whether the case ends, as the check did, by asking whether the bridge still answers on a fresh connection.",
+    `PROBE = ${pyValue(plan.probe)}`,
     "",
   ];
   if (!runtime.includes(MARKER)) throw new Error("runner/reproducer.py has lost its plan marker");

@@ -572,7 +572,7 @@ export function checksWithoutOracle(): { id: string; reason: string }[] {
 /** What --export does for the checks without a machine oracle (exit 3 on a changed reply), from the checks themselves. */
 function withoutOracle(): string {
   const listed = checksWithoutOracle();
-  if (!listed.length) return "every check has an oracle, so a reproducer never exits 3 (changed)";
+  if (!listed.length) return "every check records its oracle, so 3 (changed: judge it yourself) is left for none";
   return `3 changed (judge it yourself) only for the checks without an oracle: ${listed
     .map((c) => `${c.id} (${c.reason})`)
     .join("; ")}`;

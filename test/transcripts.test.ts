@@ -102,6 +102,18 @@ describe("a long send kept as a repeated run", () => {
     );
   });
 
+  it("keeps a send of runs one after another (nested brackets) as runs, rebuilt exactly", () => {
+    const input = Buffer.from(`${"[".repeat(6000)}${"]".repeat(10_000)}}}\n`);
+    const rest = repeatedRun(input, 4096);
+    expect(rest?.then).toBeDefined();
+    const all = (r: NonNullable<typeof rest>): Buffer =>
+      Buffer.concat([
+        Buffer.from(Buffer.from(r.run, "base64").toString("latin1").repeat(r.times), "latin1"),
+        r.then ? all(r.then) : Buffer.from(r.tail, "base64"),
+      ]);
+    expect(all(rest!).equals(input)).toBe(true);
+  });
+
   it("finds a mismatch that sits deep inside a block", () => {
     const input = Buffer.alloc(3 * 4096 + 100, 0x20);
     input[4096 + 7] = 0x41;

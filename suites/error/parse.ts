@@ -137,14 +137,20 @@ export const deepNestingCheck: Check = {
             : [codes["error.parse"], codes["error.invalid-request"]];
         if (code !== undefined && allowed.includes(code)) return pass(`${what}: refused`);
         if (nesting.place === "params" && resultOf(reply)?.ok === true) return pass(`${what}: served`);
-        return fail(
-          `A line nested ${what} was not answered as the contract allows.`,
-          nesting.place === "params"
-            ? `the ping served, or ${parse} / ${invalid} (a depth limit)`
-            : nesting.place === "root"
-              ? `${invalid} (not a request object) or ${parse} (a depth limit)`
-              : `${parse} (not JSON)`,
-          describeReply(reply),
+        const refusals = allowed.map((c) => [{ path: ["error", "code"], equals: c }]);
+        const served = nesting.place === "params" ? [[{ path: ["result", "ok"], equals: true }]] : [];
+        // A close is a warning, not a failure: a reproducer lets it pass.
+        return judgedBy(
+          { kind: "reply", expect: [{ anyOf: [...refusals, ...served] }], orClose: true },
+          fail(
+            `A line nested ${what} was not answered as the contract allows.`,
+            nesting.place === "params"
+              ? `the ping served, or ${parse} / ${invalid} (a depth limit)`
+              : nesting.place === "root"
+                ? `${invalid} (not a request object) or ${parse} (a depth limit)`
+                : `${parse} (not JSON)`,
+            describeReply(reply),
+          ),
         );
       },
       {

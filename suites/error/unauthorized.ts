@@ -40,11 +40,26 @@ export const beforeAuth: Check = {
             answer === false ||
             (typeof call.wrongToken !== "string" && errorCode(auth) === codes["error.invalid-params"]);
           if (!rejected)
-            return fail(
-              `auth with a wrong token ${JSON.stringify(call.wrongToken)} was not answered {"authorized":false}.`,
-              `{"authorized":false} (or ${codes["error.invalid-params"]} for a non-string token)`,
-              describeReply(auth),
-              ["method.auth"],
+            return judgedBy(
+              {
+                kind: "reply",
+                expect: [
+                  {
+                    anyOf: [
+                      [{ path: ["result", "authorized"], equals: false }],
+                      ...(typeof call.wrongToken === "string"
+                        ? []
+                        : [[{ path: ["error", "code"], equals: codes["error.invalid-params"] }]]),
+                    ],
+                  },
+                ],
+              },
+              fail(
+                `auth with a wrong token ${JSON.stringify(call.wrongToken)} was not answered {"authorized":false}.`,
+                `{"authorized":false} (or ${codes["error.invalid-params"]} for a non-string token)`,
+                describeReply(auth),
+                ["method.auth"],
+              ),
             );
         }
         const reply = await ctx.call(conn, rpc(call.method, call.params, 1));

@@ -473,18 +473,32 @@ class WireEntry implements Deferred {
  */
 const MAX_RUN = 32;
 
+/** How many runs one after another a long send is looked at as (nested brackets: an opening run, a closing one). */
+const MAX_RUNS = 3;
+
 /**
  * Bytes as one run of at most MAX_RUN bytes repeated, then a tail of at most `maxTail` bytes
- * (both base64), or undefined where they are not: enough to rebuild them exactly.
+ * (both base64), or another such run (up to MAX_RUNS in all) before it; undefined where they are
+ * not: enough to rebuild them exactly.
  */
-export function repeatedRun(bytes: Buffer, maxTail: number): TranscriptEntry["rest"] {
+export function repeatedRun(bytes: Buffer, maxTail: number, runs = MAX_RUNS): TranscriptEntry["rest"] {
   let best = { period: 1, covered: 0 };
   for (let period = 1; period <= MAX_RUN && period <= bytes.length && best.covered < bytes.length; period++) {
     const i = period + matchingPrefix(bytes, period);
     const covered = i - (i % period);
     if (covered > best.covered) best = { period, covered };
   }
-  if (best.covered === 0 || bytes.length - best.covered > maxTail) return undefined;
+  if (best.covered === 0) return undefined;
+  if (bytes.length - best.covered > maxTail) {
+    const then = runs > 1 ? repeatedRun(bytes.subarray(best.covered), maxTail, runs - 1) : undefined;
+    if (!then) return undefined;
+    return {
+      run: bytes.subarray(0, best.period).toString("base64"),
+      times: best.covered / best.period,
+      tail: "",
+      then,
+    };
+  }
   return {
     run: bytes.subarray(0, best.period).toString("base64"),
     times: best.covered / best.period,

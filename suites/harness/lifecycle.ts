@@ -6,6 +6,7 @@ import type { RuleId } from "../../protocol/contract.js";
 import { type CheckContext, describeReply, errorCode, type Finding, fail, type Reply, resultOf, rpc } from "./check.js";
 import type { Connection } from "./connection.js";
 import { Backoff, type Completion, collectCompletions, latestSeq } from "./events.js";
+import { ACCEPTED, judgedBy } from "./expect.js";
 
 /**
  * The command types the bridge advertises in observation.availableActions, so generated commands
@@ -95,21 +96,33 @@ export async function makeEvents(ctx: CheckContext, count: number): Promise<numb
   let made = 0;
   for (let i = 0; made < count; ) {
     const accepted = new Set<number>();
+    const ids: string[] = [];
     while (accepted.size < Math.min(batch, count - made)) {
       const latest = await latestSeq(ctx, conn);
-      const reply = await act(ctx, conn, NOOP_COMMAND, `make-${i++}`);
+      const id = `make-${i++}`;
+      const reply = await act(ctx, conn, NOOP_COMMAND, id);
       const seq = resultOf(reply)?.commandSeq;
       if (!Number.isSafeInteger(seq)) {
         // Were the commands it holds ours, and have they all completed? Then its slots are not freed.
         const done = accepted.size ? await collectCompletions(ctx, conn, cursor, accepted) : undefined;
         const noneOutstanding = roomAtStart && [...accepted].every((s) => done?.has(s));
-        return await unaccepted(ctx, conn, reply, latest, noneOutstanding);
+        // Asked again, as act did, the act is accepted once the queue drains.
+        const waited = errorCode(reply) === ctx.contract.codes["error.queue-full"] ? { until: ACCEPTED } : {};
+        return judgedBy(
+          { kind: "result", expect: ACCEPTED, ...waited },
+          await unaccepted(ctx, conn, reply, latest, noneOutstanding),
+        );
       }
       accepted.add(seq as number);
+      ids.push(id);
     }
     const done = await collectCompletions(ctx, conn, cursor, accepted);
     const lost = [...accepted].filter((s) => !done.has(s));
-    if (lost.length) return await uncompleted(ctx, conn, NOOP_COMMAND, cursor, accepted.size, lost);
+    if (lost.length)
+      return judgedBy(
+        { kind: "completes", acts: ids, after: "cursor" },
+        await uncompleted(ctx, conn, NOOP_COMMAND, cursor, accepted.size, lost),
+      );
     made += accepted.size;
     cursor = await latestSeq(ctx, conn);
   }

@@ -14,7 +14,7 @@ import {
 } from "../harness/check.js";
 import { type Connection, sleep } from "../harness/connection.js";
 import { latestSeq, readEvents } from "../harness/events.js";
-import { judgedBy, statusLimit } from "../harness/expect.js";
+import { ACCEPTED, judgedBy, statusLimit } from "../harness/expect.js";
 
 // The bridge drains its queue concurrently with the tool, so the number of accepted commands not yet
 // completed is never read directly: it is bracketed. Completion events read just before a request prove a
@@ -139,9 +139,12 @@ export async function emptyQueue(ctx: CheckContext, conn: Connection): Promise<F
     const queued = resultOf(await ctx.call(conn, rpc("status", {}, `empty-${i}`)))?.queuedCommands;
     if (queued === 0) return undefined;
     if (typeof queued !== "number")
-      return fail("status gives no integer queuedCommands.", "queuedCommands: integer >= 0", String(queued), [
-        "method.status",
-      ]);
+      return judgedBy(
+        { kind: "result", expect: [{ path: ["result", "queuedCommands"], is: "integer" }] },
+        fail("status gives no integer queuedCommands.", "queuedCommands: integer >= 0", String(queued), [
+          "method.status",
+        ]),
+      );
     if (queued < last) until = Date.now() + ctx.timeoutMs * 2;
     last = queued;
     if (Date.now() >= until)
@@ -247,9 +250,10 @@ export const historyExact: Check = {
             "act was rejected as queue-full with none of this check's commands outstanding (see error.queue-full).",
           );
         if (resultOf(reply)?.accepted !== true && !full)
-          return fail("act was not accepted, so no events could be made.", "accepted", describeReply(reply), [
-            "method.act",
-          ]);
+          return judgedBy(
+            { kind: "result", expect: ACCEPTED, at: `fill-${acts - 1}` },
+            fail("act was not accepted, so no events could be made.", "accepted", describeReply(reply), ["method.act"]),
+          );
       } else if (!(await ledger.poll())) await sleep(2);
     }
     // One state read whole: wait out this check's own completions, then read until nothing moved meanwhile.

@@ -1,4 +1,5 @@
 import { type Check, describeReply, fail, pass, resultOf, rpc, warn } from "../harness/check.js";
+import { judgedBy } from "../harness/expect.js";
 
 export const observationSchema: Check = {
   id: "integration.observation-schema/schema-version",
@@ -10,7 +11,10 @@ export const observationSchema: Check = {
     const reply = await ctx.call(conn, rpc("observe", {}, 1));
     const observation = resultOf(reply)?.observation as Record<string, unknown> | undefined;
     if (!observation || typeof observation !== "object")
-      return fail("observe returned no observation object.", "observation: object", describeReply(reply));
+      return judgedBy(
+        { kind: "result", expect: [{ path: ["result", "observation"], is: "object" }] },
+        fail("observe returned no observation object.", "observation: object", describeReply(reply)),
+      );
     if (!("schemaVersion" in observation) || observation.schemaVersion === null)
       return warn("The observation carries no schemaVersion.", "observation.schemaVersion", describeReply(reply));
     const actions = observation.availableActions;

@@ -152,12 +152,15 @@ export const actAcrossConnections: Check = {
     if (!later.has(seq2)) {
       const retained = await findCompletion(ctx, second, seq2);
       if (retained && retained.seq <= cursor)
-        return fail(
-          `The command acted on the second connection completed as event ${retained.seq}, not after the cursor ` +
-            `${cursor} read on the first one.`,
-          `its completion after ${cursor}: a cursor stays valid across connections`,
-          JSON.stringify(retained),
-          ["method.events"],
+        return judgedBy(
+          { kind: "completes", acts: ["act-second-connection"], after: "cursor" },
+          fail(
+            `The command acted on the second connection completed as event ${retained.seq}, not after the cursor ` +
+              `${cursor} read on the first one.`,
+            `its completion after ${cursor}: a cursor stays valid across connections`,
+            JSON.stringify(retained),
+            ["method.events"],
+          ),
         );
     }
     const broken = judgeCompletion(later.get(seq2), seq2, NOOP, ["integration.command-completion"]);

@@ -15,7 +15,7 @@ import {
 } from "../harness/check.js";
 import { type Connection, sleep } from "../harness/connection.js";
 import { readEvents } from "../harness/events.js";
-import { judgedBy, statusLimit } from "../harness/expect.js";
+import { ACCEPTED, judgedBy, statusLimit } from "../harness/expect.js";
 import { emptyQueue, Ledger } from "../integration/bounded-state.js";
 
 const STATUS_FIELDS: Record<string, (v: unknown) => boolean> = {
@@ -343,9 +343,12 @@ export const statusSequences: Check = {
       const ledger = await Ledger.open(ctx, conn);
       const made = await ledger.send(rpc("act", { type: "conformance.sequence" }, "act"));
       if (made.commandSeq === undefined)
-        return fail("act was not accepted, so no event could be made.", "accepted", describeReply(made.reply), [
-          "method.act",
-        ]);
+        return judgedBy(
+          { kind: "result", expect: ACCEPTED },
+          fail("act was not accepted, so no event could be made.", "accepted", describeReply(made.reply), [
+            "method.act",
+          ]),
+        );
       await ledger.drain();
     }
     const maxEvents = await statusLimit(ctx, conn, "maxEvents");

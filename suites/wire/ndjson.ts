@@ -14,19 +14,25 @@ export const sequenceInOrder: Check = {
       const request = rpc(methods[i % methods.length]!, {}, `seq-${i}`);
       const reply = await ctx.call(conn, request);
       if (reply.kind !== "response")
-        return fail(
-          `Request ${i + 1} of 20 (${request.method}) got no response.`,
-          "one response line per request",
-          describeReply(reply),
+        return judgedBy(
+          { kind: "answered" },
+          fail(
+            `Request ${i + 1} of 20 (${request.method}) got no response.`,
+            "one response line per request",
+            describeReply(reply),
+          ),
         );
     }
     const stray = await conn.read(Math.min(200, ctx.timeoutMs));
     if (stray.kind === "line")
-      return fail(
-        "A line arrived that answers no request.",
-        "exactly one line per request",
-        stray.bytes.toString("utf8").slice(0, 300),
-        ["wire.ndjson"],
+      return judgedBy(
+        { kind: "order", ids: ["seq-19"], nothingMore: true },
+        fail(
+          "A line arrived that answers no request.",
+          "exactly one line per request",
+          stray.bytes.toString("utf8").slice(0, 300),
+          ["wire.ndjson"],
+        ),
       );
     return pass("20 sequential requests got 20 responses, in order, and nothing more.");
   },

@@ -41,7 +41,10 @@ export const echoId: Check = {
         const conn = await ctx.session();
         const reply = await ctx.call(conn, rpc(method, {}, id));
         if (reply.kind === "response") return pass("echoed");
-        return fail(`No response to ${method}.`, "a response echoing the id", describeReply(reply));
+        return judgedBy(
+          { kind: "answered" },
+          fail(`No response to ${method}.`, "a response echoing the id", describeReply(reply)),
+        );
       },
       classesFirst(ID_EXAMPLES, Math.max(3, ctx.runs - ID_EXAMPLES.length)),
     ),
