@@ -26,7 +26,7 @@ const FILL_TYPE = "conformance.fill";
 /** The bytes before a request's string id, as rpc() lays the request out. */
 const ID_OFFSET = Buffer.byteLength('{"jsonrpc":"2.0","id":"');
 
-/** The cell an act with extreme values of one field kind reaches (booleans have no extremes beyond their two values). */
+/** The cell an act with extreme values of a field kind reaches (booleans have no extremes beyond their two values). */
 const EXTREME_CELL: Record<string, string> = {
   integer: "command.extreme-integers",
   identifier: "command.extreme-identifiers",
@@ -217,6 +217,7 @@ export class DeepSession {
         break;
       case "fill-history":
         await this.fillHistory(step.slot, step.extra);
+        await this.events(step.slot, step.cursor, 2);
         break;
       case "auth":
         await this.auth(step.slot, step.right, step.times);
@@ -234,10 +235,11 @@ export class DeepSession {
         await this.partialClose(step.slot, step.text);
         break;
       case "ping":
-        await this.ping(step.slot, step.id, step.repeat);
+        for (const id of step.ids) await this.ping(step.slot, id, false);
+        if (step.repeat) await this.ping(step.slot, undefined, true);
         break;
       case "long-line":
-        await this.boundaryLine(step.slot, step.kib, step.char);
+        for (const kib of step.kibs) await this.boundaryLine(step.slot, kib, step.char);
         break;
       case "split-char":
         await this.boundaryLine(step.slot, 0, step.char);
@@ -256,7 +258,7 @@ export class DeepSession {
   }
 
   /** act; what became of it. A full queue and (for extreme values) invalid params are outcomes, not faults. */
-  private async act(slot: Slot, command: Command, extreme?: string): Promise<"accepted" | "full" | "refused"> {
+  private async act(slot: Slot, command: Command, extreme?: string[]): Promise<"accepted" | "full" | "refused"> {
     const reply = await this.call(slot, "act", command);
     if (this.slots[slot]!.auth === false) return "refused";
     const { codes } = this.ctx.contract;
@@ -267,9 +269,9 @@ export class DeepSession {
       return "full";
     }
     this.justRejected = false;
-    if (extreme && EXTREME_CELL[extreme]) this.cov.reach(EXTREME_CELL[extreme]);
+    for (const kind of extreme ?? []) if (EXTREME_CELL[kind]) this.cov.reach(EXTREME_CELL[kind]);
     // Which identifier values a project accepts is its own choice; so is refusing an integer it cannot hold.
-    if (extreme && errorCode(reply) === codes["error.invalid-params"]) return "refused";
+    if (extreme?.length && errorCode(reply) === codes["error.invalid-params"]) return "refused";
     const r = resultOf(reply);
     const seq = r?.commandSeq;
     check(
@@ -440,7 +442,7 @@ export class DeepSession {
     if (!window) return;
     const oldest = window.events[0]?.seq;
     const newest = window.latestSeq;
-    const mid = window.events[Math.floor(window.events.length / 2)]?.seq;
+    const mid = window.events[Math.floor((window.events.length - 1) / 2)]?.seq;
     const at: Record<CursorAim, number | undefined> = {
       zero: 0,
       "before-oldest": oldest !== undefined && oldest > 2 ? oldest - 2 : undefined,
@@ -843,11 +845,9 @@ export class DeepSession {
   }
 }
 
-/** How a step reads in a counterexample: what it does, without a 64 KiB id. */
+/** How a step reads in a counterexample: what it does, without a 2000-character field. */
 export function describeStep(step: Step): string {
   const { kind, ...rest } = step;
-  if (kind === "long-line")
-    return `long-line(${step.kib} KiB, ${JSON.stringify(step.char)} across it, conn ${step.slot})`;
   if (kind === "act" && JSON.stringify(step.command).length > 160)
     return `act(${JSON.stringify(step.command).slice(0, 120)}…, conn ${step.slot})`;
   return `${kind}(${JSON.stringify(rest)})`;
