@@ -779,30 +779,26 @@ export class DeepSession {
 
   /**
    * Reads the whole retained history from its start: a completion of `missing` found there at a seq a reader
-   * following with a cursor has passed (at or below `passed`) was skipped by events after that cursor. Returns the
-   * latestSeq it read first.
+   * following with a cursor has passed (at or below `passed`) was skipped by events after that cursor.
    */
-  private async skippedOver(conn: Connection, missing: ReadonlySet<number>, passed: number): Promise<number> {
+  private async skippedOver(conn: Connection, missing: ReadonlySet<number>, passed: number): Promise<void> {
     const max = this.ctx.contract.limits.eventsLimitMax;
     let cursor = 0;
-    let first: number | undefined;
     for (let pages = 0; pages < 64; pages++) {
       const { events, latestSeq } = await readEvents(this.ctx, conn, cursor, max, `window-${++this.nextId}`);
-      first ??= latestSeq;
       const found = events.find(
         (e) => e.event.type === "command_completed" && missing.has(Number(e.event.commandSeq)) && e.seq <= passed,
       );
       if (found)
         throw violation(
           "method.events",
-          `The completion of commandSeq ${found.event.commandSeq} is retained (seq ${found.seq}), but reading events after a cursor before it never returned it.`,
+          `The completion of commandSeq ${found.event.commandSeq} is retained (seq ${found.seq}), but following the events after a cursor before it never returned it.`,
           "every retained event with seq > afterSeq is returned, none skipped",
           JSON.stringify(found),
         );
       if (!events.length || events.at(-1)!.seq >= latestSeq) break;
       cursor = events.at(-1)!.seq;
     }
-    return first ?? 0;
   }
 
   /** Waits for every accepted command's completion; the first that is missing, repeated or malformed fails. */
@@ -819,7 +815,7 @@ export class DeepSession {
     if (!waiting.size) return undefined;
     const watcher = await this.ctx.session();
     // A completion the follower read past without getting it is a fault of events, not of completion.
-    const before = await this.skippedOver(watcher, waiting, this.followCursor);
+    await this.skippedOver(watcher, waiting, this.followCursor);
     // Those the follower may have lost to a small history, with the queue empty, are not waited for.
     const queued = resultOf(await this.ctx.call(watcher, rpc("status", {}, `finish-${++this.nextId}`)))?.queuedCommands;
     const gone = waiting.size <= this.unseen && queued === 0;
@@ -831,8 +827,10 @@ export class DeepSession {
       this.completions.set(key, [...(this.completions.get(key) ?? []), ...list]);
     }
     const absent = new Set([...waiting].filter((k) => !this.completions.has(k)));
-    // The collector read on from the follower's cursor: what was retained when it began, it read past.
-    if (absent.size && done) await this.skippedOver(watcher, absent, before);
+    // The collector followed the events from the follower's cursor and gave up on these: one retained now was
+    // never returned to it (or completed just as it gave up, after twice the reply timeout without a completion:
+    // a failure either way).
+    if (absent.size && done) await this.skippedOver(watcher, absent, Number.POSITIVE_INFINITY);
     const missing = [...waiting].filter((k) => !this.completions.has(k));
     // Completions a small history dropped before they could be read are not held against the bridge.
     const unobservable = missing.length <= (done ? done.unseen : this.unseen);
