@@ -64,8 +64,10 @@ export interface SessionStepConstraints {
    * the costly ones, drawn a quarter as often).
    */
   aim?: readonly string[];
-  /** How much more often an aimed family's steps are drawn (its costly ones: twice as often). Default: 6. */
+  /** How much more often an aimed family's steps are drawn (its costly ones: three times as often). Default: 6. */
   aimWeight?: number;
+  /** How often a costly step is drawn unaimed, against 4 for most others; 0 leaves them out. Default: 1. */
+  costlyWeight?: number;
   /** Whether the model has a second connection (the bridge serves two at once). Default: false. */
   twoConnections?: boolean;
   /** Connections opened in a row by a churn step. Default: 48. */
@@ -111,6 +113,7 @@ export function sessionStep(constraints: SessionStepConstraints = {}): fc.Arbitr
     types = [],
     aim = [],
     aimWeight = 6,
+    costlyWeight = 1,
     twoConnections = false,
     churn = 48,
     maxFailures = 4,
@@ -169,7 +172,8 @@ export function sessionStep(constraints: SessionStepConstraints = {}): fc.Arbitr
   const raceless = (k: StepKind) => twoConnections || STEP_FAMILY[k] !== "race";
   const kinds = (Object.keys(steps) as StepKind[]).filter(raceless);
   const aimed = (k: StepKind) => aim.includes(STEP_FAMILY[k]) || (k === "fill-history" && aim.includes("cursor"));
-  // A costly step aimed at is drawn only twice as often: one of them can take the time of dozens of others.
-  const weight = (k: StepKind) => (COSTLY.has(k) ? (aimed(k) ? 2 : 1) : baseWeight(k) * (aimed(k) ? aimWeight : 1));
-  return fc.oneof(...kinds.map((k) => ({ weight: weight(k), arbitrary: steps[k] })));
+  // A costly step aimed at is drawn only three times as often: one of them can take the time of dozens of others.
+  const weight = (k: StepKind) =>
+    COSTLY.has(k) ? (aimed(k) ? 3 : costlyWeight) : baseWeight(k) * (aimed(k) ? aimWeight : 1);
+  return fc.oneof(...kinds.filter((k) => weight(k) > 0).map((k) => ({ weight: weight(k), arbitrary: steps[k] })));
 }

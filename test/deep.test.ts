@@ -85,6 +85,8 @@ describe("the deep generators", () => {
     const costly = plain.filter((s) => COSTLY.has(s.kind)).length / COSTLY.size;
     const cheap = plain.filter((s) => s.kind === "status").length;
     expect(costly).toBeLessThan(cheap / 2);
+    expect(sample({ costlyWeight: 0 }).some((s) => COSTLY.has(s.kind))).toBe(false);
+    expect(sample({ costlyWeight: 0, aim: ["history"] }).some((s) => s.kind === "fill-history")).toBe(true);
   });
 
   it("give extreme commands legal values in every field of the kinds drawn, and no other field", () => {
@@ -103,8 +105,12 @@ describe("the deep generators", () => {
   });
 
   it("keep a phase's aim with its replay path", () => {
-    expect(decodeAim(encodeAim(["queue", "auth"], "AB:C"))).toEqual({ aim: ["queue", "auth"], path: "AB:C" });
-    expect(decodeAim(encodeAim([], "x"))).toEqual({ aim: [], path: "x" });
+    const plan = { aim: ["queue" as const, "auth" as const], costly: false };
+    expect(decodeAim(encodeAim(plan, "AB:C"))).toEqual({ plan, path: "AB:C" });
+    expect(decodeAim(encodeAim({ aim: [], costly: true }, "x"))).toEqual({
+      plan: { aim: [], costly: true },
+      path: "x",
+    });
     expect(decodeAim(undefined)).toBeUndefined();
   });
 });
