@@ -97,8 +97,9 @@ async function explore(ctx: CheckContext, cov: Coverage, types: string[], two: b
   let life: Life = newLife(typesActed);
   // The time the generated cases may take before the rest are let go (a slow game loop makes every case slow),
   // about 1.5 s in the standard profile, so a shard holding this check still ends beside the others: the first
-  // phase may take two parts of it, each aimed phase one more.
+  // phase may take two parts of it, each aimed phase one more, and no aimed phase after the first starts past it.
   const budget = Math.max(250, ctx.timeBudgetMs / 13);
+  const started = Date.now();
   let budgetEnd = 0;
   let failing = false;
   let ran = 0;
@@ -154,7 +155,8 @@ async function explore(ctx: CheckContext, cov: Coverage, types: string[], two: b
       const replayPath = finding.replayPath ?? (finding.counterexample ? "" : undefined);
       return replayPath === undefined ? finding : { ...finding, replayPath: encodeAim(plan, replayPath) };
     }
-    if (replay || phase >= AIMED_PHASES || plan.costly) break;
+    // One aimed phase at least; more while the budget lasts.
+    if (replay || phase >= AIMED_PHASES || plan.costly || (phase >= 1 && Date.now() >= started + budget)) break;
     const aim = familiesOf(cov.open().map((c) => c.id));
     plan = aim.length ? { aim, costly: false } : { aim: [], costly: true };
   }
