@@ -5,7 +5,7 @@ import type { Command } from "./command.js";
 export interface ExtremeCommandConstraints {
   /** Command types to draw from (e.g. the bridge's availableActions). Default: ["conformance.extreme"]. */
   types?: string[];
-  /** Which field kinds take an extreme value. Default: all four. */
+  /** Which field kinds may take extreme values (one or more of them per command). Default: all four. */
   kinds?: FieldKind[];
   /** Longest long string, in characters. Default: 2000. */
   longLength?: number;
@@ -20,29 +20,29 @@ export const EXTREMES = (longLength = 2000): Record<FieldKind, readonly unknown[
 });
 
 /**
- * Legal commands whose standard fields of one kind all take extreme values: safe-integer edges,
- * the empty and long identifier or string, astral and control characters. The kind drawn is
- * reported, so a step knows which cell it reaches.
+ * Legal commands whose standard fields of some kinds all take extreme values: safe-integer edges,
+ * the empty and long identifier or string, astral and control characters. The kinds drawn are
+ * reported, so a step knows which cells it reaches.
  */
 export function extremeCommand(
   constraints: ExtremeCommandConstraints = {},
-): fc.Arbitrary<{ kind: FieldKind; command: Command }> {
+): fc.Arbitrary<{ kinds: FieldKind[]; command: Command }> {
   const {
     types = ["conformance.extreme"],
     kinds = ["integer", "identifier", "string", "boolean"],
     longLength = 2000,
   } = constraints;
   const extremes = EXTREMES(longLength);
-  return fc.constantFrom(...kinds).chain((kind) => {
-    const fields = contract.commandFields.filter((f) => f.kind === kind).map((f) => f.field);
+  return fc.subarray(kinds, { minLength: 1 }).chain((chosen) => {
+    const fields = contract.commandFields.filter((f) => chosen.includes(f.kind));
     return fc
       .record({
         type: fc.constantFrom(...types),
-        values: fc.tuple(...fields.map(() => fc.constantFrom(...extremes[kind]))),
+        values: fc.tuple(...fields.map((f) => fc.constantFrom(...extremes[f.kind]))),
       })
       .map(({ type, values }) => ({
-        kind,
-        command: { type, ...Object.fromEntries(fields.map((f, i) => [f, values[i]])) } as Command,
+        kinds: chosen,
+        command: { type, ...Object.fromEntries(fields.map((f, i) => [f.field, values[i]])) } as Command,
       }));
   });
 }

@@ -10,20 +10,20 @@ export type CursorAim = "zero" | "before-oldest" | "at-oldest" | "inside" | "at-
 
 /** One step of a deep session, described rather than built, so a counterexample reads as the sequence it was. */
 export type Step =
-  | { kind: "act"; slot: Slot; command: Command; extreme?: string }
+  | { kind: "act"; slot: Slot; command: Command; extreme?: string[] }
   | { kind: "appends"; slot: Slot; count: number; type: string }
   | { kind: "fill-queue"; slot: Slot }
   | { kind: "status"; slot: Slot }
   | { kind: "observe"; slot: Slot }
   | { kind: "events"; slot: Slot; cursor: CursorAim; limit: number }
-  | { kind: "fill-history"; slot: Slot; extra: number }
+  | { kind: "fill-history"; slot: Slot; extra: number; cursor: CursorAim }
   | { kind: "auth"; slot: Slot; right: boolean; times: number }
   | { kind: "reconnect"; slot: Slot; authorize: boolean }
   | { kind: "churn"; count: number }
   | { kind: "half-close"; slot: Slot }
   | { kind: "partial-close"; slot: Slot; text: string }
-  | { kind: "ping"; slot: Slot; id: unknown; repeat: boolean }
-  | { kind: "long-line"; slot: Slot; kib: number; char: string }
+  | { kind: "ping"; slot: Slot; ids: unknown[]; repeat: boolean }
+  | { kind: "long-line"; slot: Slot; kibs: number[]; char: string }
   | { kind: "split-char"; slot: Slot; char: string }
   | { kind: "race-acts"; count: number }
   | { kind: "race-observe" }
@@ -31,7 +31,10 @@ export type Step =
 
 export type StepKind = Step["kind"];
 
-/** The state family each step kind drives (the families of the cell model). */
+/**
+ * The state family each step kind drives (the families of the cell model). A fill of the history also serves
+ * the cursor's family: only a history that evicted has a cursor below its oldest event.
+ */
 export const STEP_FAMILY: Record<StepKind, string> = {
   act: "command",
   appends: "command",
@@ -61,8 +64,10 @@ export interface SessionStepConstraints {
    * the costly ones, drawn a quarter as often).
    */
   aim?: readonly string[];
-  /** How much more often an aimed family's steps are drawn. Default: 6. */
+  /** How much more often an aimed family's steps are drawn (its costly ones: three times as often). Default: 6. */
   aimWeight?: number;
+  /** How often a costly step is drawn unaimed, against 4 for most others; 0 leaves them out. Default: 1. */
+  costlyWeight?: number;
   /** Whether the model has a second connection (the bridge serves two at once). Default: false. */
   twoConnections?: boolean;
   /** Connections opened in a row by a churn step. Default: 48. */
@@ -86,9 +91,14 @@ const jsonId: fc.Arbitrary<unknown> = fc.oneof(
   fc.array(fc.oneof(fc.integer(), fc.string({ maxLength: 4 }), fc.constant(null)), { maxLength: 3 }),
 );
 
-/** Steps that cost many round trips or wait for the bridge's game loop: drawn a quarter as often as the others. */
-export const COSTLY: ReadonlySet<StepKind> = new Set(["fill-queue", "fill-history", "churn", "race-status"]);
+/**
+ * Steps that cost dozens of round trips or hundreds of the game loop's turns (a history of maxEvents, 48
+ * connections): drawn a quarter as often as the others, and aiming at them only doubles that.
+ */
+export const COSTLY: ReadonlySet<StepKind> = new Set(["fill-history", "churn"]);
 
+/** How often a step that is not costly is drawn: a fill of the queue or a drain watched costs a queue's worth of turns. */
+const baseWeight = (k: StepKind): number => (k === "fill-queue" || k === "race-status" ? 2 : 4);
 /** Multibyte characters a read boundary can split: 2, 3 and 4 bytes of UTF-8. */
 export const SPLIT_CHARS = ["\u00e9", "\u20ac", "\u{1d11e}"] as const;
 
@@ -103,6 +113,7 @@ export function sessionStep(constraints: SessionStepConstraints = {}): fc.Arbitr
     types = [],
     aim = [],
     aimWeight = 6,
+    costlyWeight = 1,
     twoConnections = false,
     churn = 48,
     maxFailures = 4,
@@ -110,6 +121,7 @@ export function sessionStep(constraints: SessionStepConstraints = {}): fc.Arbitr
   } = constraints;
   const slot: fc.Arbitrary<Slot> = twoConnections ? fc.constantFrom<Slot>(0, 1) : fc.constant<Slot>(0);
   const known = [...types, "conformance.deep"];
+  const cursor = fc.constantFrom<CursorAim>("zero", "before-oldest", "at-oldest", "inside", "at-newest", "past-newest");
   const steps: Record<StepKind, fc.Arbitrary<Step>> = {
     act: fc.oneof(
       fc
@@ -117,7 +129,7 @@ export function sessionStep(constraints: SessionStepConstraints = {}): fc.Arbitr
         .map((s) => ({ kind: "act" as const, ...s })),
       fc
         .record({ slot, extreme: extremeCommand({ types: known }) })
-        .map(({ slot, extreme }) => ({ kind: "act" as const, slot, command: extreme.command, extreme: extreme.kind })),
+        .map(({ slot, extreme }) => ({ kind: "act" as const, slot, command: extreme.command, extreme: extreme.kinds })),
     ),
     appends: fc
       .record({ slot, count: fc.integer({ min: 2, max: 4 }), type: fc.constantFrom(...known) })
@@ -128,12 +140,12 @@ export function sessionStep(constraints: SessionStepConstraints = {}): fc.Arbitr
     events: fc
       .record({
         slot,
-        cursor: fc.constantFrom<CursorAim>("zero", "before-oldest", "at-oldest", "inside", "at-newest", "past-newest"),
+        cursor,
         limit: fc.constantFrom(1, 2, 7, 500),
       })
       .map((s) => ({ kind: "events" as const, ...s })),
     "fill-history": fc
-      .record({ slot, extra: fc.constantFrom(0, 0, 1, 3) })
+      .record({ slot, extra: fc.constantFrom(0, 3), cursor })
       .map((s) => ({ kind: "fill-history" as const, ...s })),
     auth: fc
       .record({ slot, right: fc.boolean(), times: fc.integer({ min: 1, max: maxFailures }) })
@@ -144,9 +156,11 @@ export function sessionStep(constraints: SessionStepConstraints = {}): fc.Arbitr
     "partial-close": fc
       .record({ slot, text: fc.constantFrom('{"jsonrpc":"2.0","id":1,"meth', "{", '{"jsonrpc":"2.0","id":"\u00e9') })
       .map((s) => ({ kind: "partial-close" as const, ...s })),
-    ping: fc.record({ slot, id: jsonId, repeat: fc.boolean() }).map((s) => ({ kind: "ping" as const, ...s })),
+    ping: fc
+      .record({ slot, ids: fc.array(jsonId, { minLength: 1, maxLength: 3 }), repeat: fc.boolean() })
+      .map((s) => ({ kind: "ping" as const, ...s })),
     "long-line": fc
-      .record({ slot, kib: fc.constantFrom(...boundaries), char: fc.constantFrom(...SPLIT_CHARS) })
+      .record({ slot, kibs: fc.subarray([...boundaries], { minLength: 1 }), char: fc.constantFrom(...SPLIT_CHARS) })
       .map((s) => ({ kind: "long-line" as const, ...s })),
     "split-char": fc
       .record({ slot, char: fc.constantFrom(...SPLIT_CHARS) })
@@ -157,6 +171,9 @@ export function sessionStep(constraints: SessionStepConstraints = {}): fc.Arbitr
   };
   const raceless = (k: StepKind) => twoConnections || STEP_FAMILY[k] !== "race";
   const kinds = (Object.keys(steps) as StepKind[]).filter(raceless);
-  const weight = (k: StepKind) => (COSTLY.has(k) ? 1 : 4) * (aim.includes(STEP_FAMILY[k]) ? aimWeight : 1);
-  return fc.oneof(...kinds.map((k) => ({ weight: weight(k), arbitrary: steps[k] })));
+  const aimed = (k: StepKind) => aim.includes(STEP_FAMILY[k]) || (k === "fill-history" && aim.includes("cursor"));
+  // A costly step aimed at is drawn only three times as often: one of them can take the time of dozens of others.
+  const weight = (k: StepKind) =>
+    COSTLY.has(k) ? (aimed(k) ? 3 : costlyWeight) : baseWeight(k) * (aimed(k) ? aimWeight : 1);
+  return fc.oneof(...kinds.filter((k) => weight(k) > 0).map((k) => ({ weight: weight(k), arbitrary: steps[k] })));
 }

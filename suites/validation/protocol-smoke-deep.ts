@@ -28,22 +28,33 @@ class StepCommand implements fc.AsyncCommand<object, DeepSession> {
 }
 
 /**
- * A phase's aim travels with its failures' replay path ("queue,auth~<fast-check's path>"): the aim
- * weights the steps drawn, so the same commands come back only under the same aim.
+ * What a phase draws: the families it aims at, and whether costly steps (a history of maxEvents, dozens of
+ * connections) are drawn without being aimed at. The first phase leaves them out; a later phase draws them when it
+ * aims at their family; a last phase after every cell was reached walks at random, them included.
+ */
+export interface Plan {
+  aim: Family[];
+  costly: boolean;
+}
+
+/**
+ * A phase's plan travels with its failures' replay path ("queue,auth+~<fast-check's path>", "+" for costly):
+ * it weights the steps drawn, so the same commands come back only under the same plan.
  */
 const AIM_MARK = "~";
-export function encodeAim(aim: readonly string[], replayPath = ""): string {
-  return `${aim.join(",")}${AIM_MARK}${replayPath}`;
+export function encodeAim(plan: Plan, replayPath = ""): string {
+  return `${plan.aim.join(",")}${plan.costly ? "+" : ""}${AIM_MARK}${replayPath}`;
 }
-export function decodeAim(replayPath: string | undefined): { aim: Family[]; path: string } | undefined {
+export function decodeAim(replayPath: string | undefined): { plan: Plan; path: string } | undefined {
   if (replayPath === undefined) return undefined;
   const at = replayPath.indexOf(AIM_MARK);
-  if (at === -1) return { aim: [], path: replayPath };
-  const aim = replayPath
-    .slice(0, at)
+  if (at === -1) return { plan: { aim: [], costly: false }, path: replayPath };
+  const head = replayPath.slice(0, at);
+  const aim = head
+    .replace(/\+$/, "")
     .split(",")
     .filter((f): f is Family => (FAMILIES as readonly string[]).includes(f));
-  return { aim, path: replayPath.slice(at + 1) };
+  return { plan: { aim, costly: head.endsWith("+") }, path: replayPath.slice(at + 1) };
 }
 
 const familiesOf = (ids: Iterable<string>): Family[] => {
@@ -84,10 +95,11 @@ async function explore(ctx: CheckContext, cov: Coverage, types: string[], two: b
   // Advertised types acted on, over every case: the one cell no single case needs to reach alone.
   const typesActed = new Set<string>();
   let life: Life = newLife(typesActed);
+  // The time the generated cases may take before the rest are let go (a slow game loop makes every case slow),
+  // about 1.5 s in the standard profile, so a shard holding this check still ends beside the others: the first
+  // phase may take two parts of it, each aimed phase one more, and no aimed phase after the first starts past it.
+  const budget = Math.max(250, ctx.timeBudgetMs / 13);
   const started = Date.now();
-  // The time the generated cases may take before the rest are let go (a slow game loop makes every case slow):
-  // the first phase may take two parts of it, each aimed phase one more.
-  const budget = Math.max(1000, ctx.timeBudgetMs / 8);
   let budgetEnd = 0;
   let failing = false;
   let ran = 0;
@@ -123,32 +135,34 @@ async function explore(ctx: CheckContext, cov: Coverage, types: string[], two: b
     return pass("the session matched the model");
   };
   const replay = decodeAim(ctx.replayPath);
-  const run = (aim: readonly string[], runs: number) =>
+  const run = ({ aim, costly }: Plan, runs: number) =>
     ctx.property(
-      fc.commands([sessionStep({ types, aim, twoConnections: two }).map((s) => new StepCommand(s))], {
-        maxCommands: MAX_STEPS,
-        size: "medium",
-        ...(replay ? { replayPath: replay.path } : {}),
-      }),
+      fc.commands(
+        [sessionStep({ types, aim, twoConnections: two, costlyWeight: costly ? 1 : 0 }).map((s) => new StepCommand(s))],
+        { maxCommands: MAX_STEPS, size: "medium", ...(replay ? { replayPath: replay.path } : {}) },
+      ),
       judge,
       { restartAfterFailure: true, runs },
     );
-  const aims: string[][] = [];
-  let aim: string[] = replay ? replay.aim : ctx.unreached ? familiesOf(ctx.unreached) : [];
+  const plans: Plan[] = [];
+  let plan: Plan = replay?.plan ?? { aim: ctx.unreached ? familiesOf(ctx.unreached) : [], costly: false };
   for (let phase = 0; ; phase++) {
-    aims.push(aim);
-    budgetEnd = started + (budget * (phase + 2)) / (AIMED_PHASES + 2);
-    const finding = await run(aim, phase === 0 ? ctx.runs : Math.max(3, Math.ceil(ctx.runs / 4)));
+    plans.push(plan);
+    // Each phase's share counts from its own start, so a phase that ran long does not starve the next.
+    budgetEnd = Date.now() + (budget * (phase === 0 ? 2 : 1)) / (AIMED_PHASES + 2);
+    const finding = await run(plan, phase === 0 ? ctx.runs : Math.max(6, Math.ceil(ctx.runs / 4)));
     if (finding.verdict !== "pass") {
       const replayPath = finding.replayPath ?? (finding.counterexample ? "" : undefined);
-      return replayPath === undefined ? finding : { ...finding, replayPath: encodeAim(aim, replayPath) };
+      return replayPath === undefined ? finding : { ...finding, replayPath: encodeAim(plan, replayPath) };
     }
-    aim = familiesOf(cov.open().map((c) => c.id));
-    if (replay || phase >= AIMED_PHASES || !aim.length) break;
+    // One aimed phase at least; more while the budget lasts.
+    if (replay || phase >= AIMED_PHASES || plan.costly || (phase >= 1 && Date.now() >= started + budget)) break;
+    const aim = familiesOf(cov.open().map((c) => c.id));
+    plan = aim.length ? { aim, costly: false } : { aim: [], costly: true };
   }
   const open = cov.open();
   return pass(
-    `${ran} sequences in ${aims.length} phase(s) matched the model${beyond ? ` (${beyond} more past the time budget not run)` : ""}; ` +
+    `${ran} sequences in ${plans.length} phase(s) matched the model${beyond ? ` (${beyond} more past the time budget not run)` : ""}; ` +
       `${cov.reached.size} of ${CELLS.length} state cells reached${open.length ? `, not: ${open.map((c) => c.id).join(", ")}` : ""}.`,
   );
 }
