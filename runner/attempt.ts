@@ -55,7 +55,16 @@ export async function runCheck(check: Check, o: RunOptions, exact?: Case): Promi
     );
   });
   try {
-    return await Promise.race([harness.runCase(() => check.run(harness)), overrun]);
+    const finding = await Promise.race([harness.runCase(() => check.run(harness)), overrun]);
+    if (check.cleanUp)
+      await Promise.race([
+        harness.runCase(async () => {
+          await check.cleanUp!(harness, finding);
+          return { verdict: "pass", message: "cleaned up" };
+        }),
+        overrun,
+      ]);
+    return finding;
   } finally {
     clearTimeout(timer);
     harness.stop();

@@ -15,6 +15,7 @@ import { REDACTED } from "../suites/harness/redact.js";
 import { isGapNote } from "../suites/harness/transcript.js";
 import { allChecks } from "../suites/index.js";
 import { NEAR_MISS_SHOWN } from "../suites/method/auth.js";
+import { isDiagnosis } from "./health.js";
 import { UsageError } from "./options.js";
 import { parseEndpoint } from "./targets.js";
 import { TOOL } from "./tool.js";
@@ -50,7 +51,9 @@ export function exportReproducers(
   const failing = new Map<string, { check: CheckReport; rules: string[] }>();
   for (const rule of report.rules) {
     for (const check of rule.checks) {
-      if (check.verdict !== "fail") continue;
+      // A diagnosis (what stopped, found by the canary) is no case of its own: the check after which
+      // it was found has the reproducer.
+      if (check.verdict !== "fail" || isDiagnosis(check.id)) continue;
       const seen = failing.get(check.id);
       if (seen) seen.rules.push(rule.id);
       else failing.set(check.id, { check, rules: [rule.id] });

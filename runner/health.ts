@@ -73,6 +73,12 @@ export interface Diagnosis {
 /** The moment the canary ran at: before the first check, or after the check named. */
 export const PREFLIGHT = "preflight";
 
+/** The ID a diagnosis is recorded under: what the canary found at a moment, on one rule. */
+export const diagnosisId = (at: string, rule: string): string => `${at === PREFLIGHT ? "preflight" : "canary"}/${rule}`;
+
+/** Whether a check ID names a diagnosis rather than a check of the catalogue. */
+export const isDiagnosis = (id: string): boolean => id.startsWith("preflight/") || id.startsWith("canary/");
+
 /**
  * Does the bridge still answer and complete commands (before the first check: does it at all)?
  * After a check, one this tool owns is restarted; at an endpoint, a bridge that no longer

@@ -14,7 +14,15 @@ import { aggregate, type CheckResult, summarize, UNCOVERED } from "./aggregate.j
 import { type Case, runCheck } from "./attempt.js";
 import { type Baseline, baselineSection } from "./baseline.js";
 import { RunCoverage } from "./coverage.js";
-import { diagnose, inconclusive, lostTarget, PREFLIGHT, preflightProblem, probeConcurrency } from "./health.js";
+import {
+  diagnose,
+  diagnosisId,
+  inconclusive,
+  lostTarget,
+  PREFLIGHT,
+  preflightProblem,
+  probeConcurrency,
+} from "./health.js";
 import { type CaseMode, recheck, runWithCase } from "./replay.js";
 import type { Target } from "./targets.js";
 import { TOOL } from "./tool.js";
@@ -185,7 +193,7 @@ export async function run(options: RunOptions): Promise<Report> {
       const found = await diagnose(at, probed, memory);
       for (const finding of found.findings) {
         const check: Check = {
-          id: `${at === PREFLIGHT ? "preflight" : "canary"}/${finding.rules?.[0] ?? "serving"}`,
+          id: diagnosisId(at, finding.rules?.[0] ?? "serving"),
           rules: finding.rules ?? [],
           description:
             at === PREFLIGHT

@@ -30,7 +30,8 @@ describe("the wait for a completion follows the bridge", () => {
 describe("the time line", () => {
   it("says how long restarts and rechecks took, and the pace the waits assumed", async () => {
     const lenient = mutants.find((m) => m.name === "lenient-json")!;
-    const report = await runSuite((token) => lenient.create({ token }), {
+    // A game loop of 5 ms: every step of it takes a measurable time.
+    const report = await runSuite((token) => lenient.create({ token, drainIntervalMs: 5 }), {
       checks: allChecks.filter((c) => c.id === lenient.check || c.id === "method.act/accept-and-complete"),
       recheck: 3,
       timeoutMs: 400,

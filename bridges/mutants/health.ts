@@ -15,7 +15,7 @@ import { type Mutant, mutant } from "./mutant.js";
 export const mutants: Mutant[] = [
   mutant(
     "cursor-as-index",
-    "method.events/history-bound",
+    "method.events/cursor-edges",
     "method.events",
     "reads the events cursor as an index into what it retains, so once the history evicts, pages start in the wrong place",
     class extends ReferenceBridge {

@@ -78,7 +78,8 @@ const diagnosis = (rule: RuleId, message: string, expected: string, actual: stri
 async function probe(ctx: CheckContext, memory: CanaryMemory): Promise<Health> {
   const conn = await ctx.session();
   const pong = await ctx.call(conn, rpc("ping", {}, "canary-ping"));
-  if (resultOf(pong)?.ok !== true) {
+  // Any response is an answer: what it says is method.ping's business, not a reason to stop.
+  if (pong.kind !== "response") {
     return { replies: false, completions: false, detail: `ping on a fresh connection: ${describeReply(pong)}` };
   }
   // Act only with a type the bridge advertises, and the one that completed before where there is one:

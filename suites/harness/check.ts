@@ -80,6 +80,11 @@ export interface Check {
    */
   noOracle?: string;
   run(ctx: CheckContext): Promise<Finding>;
+  /**
+   * Clears state the check left that a later check (or a later run) would meet, once it is
+   * judged and outside its case, so its transcript holds only the case.
+   */
+  cleanUp?(ctx: CheckContext, finding: Finding): Promise<void>;
 }
 
 /** A duty a bridge serves that later checks rely on. */

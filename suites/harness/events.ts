@@ -256,6 +256,9 @@ async function follow(
   }
 }
 
+/** Opens the violation of completions that happened but that events did not return. */
+export const UNREADABLE = "Commands completed";
+
 /**
  * Waited-for completions that events never returned, although the commands left the queue and the
  * history grew by at least as many events: they completed, and the events method did not show
@@ -273,7 +276,7 @@ async function unreadable(
   if (latest - from < waited || !(await queueEmpty(ctx, conn))) return;
   throw violation(
     "method.events",
-    `Commands completed (the queue emptied and latestSeq went from ${from} to ${latest}), but events after ${from} never returned the completion of commandSeq ${missing.slice(0, 10).join(", ")}.`,
+    `${UNREADABLE} (the queue emptied and latestSeq went from ${from} to ${latest}), but events after ${from} never returned the completion of commandSeq ${missing.slice(0, 10).join(", ")}.`,
     "every command_completed event after the cursor, by its seq",
     `${missing.length} of ${waited} completion(s) not returned`,
   );

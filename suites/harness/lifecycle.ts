@@ -3,9 +3,19 @@
 
 import type { Command } from "../../generators/command.js";
 import type { RuleId } from "../../protocol/contract.js";
-import { type CheckContext, describeReply, errorCode, type Finding, fail, type Reply, resultOf, rpc } from "./check.js";
+import {
+  type CheckContext,
+  describeReply,
+  errorCode,
+  Fault,
+  type Finding,
+  fail,
+  type Reply,
+  resultOf,
+  rpc,
+} from "./check.js";
 import type { Connection } from "./connection.js";
-import { Backoff, type Completion, collectCompletions, latestSeq } from "./events.js";
+import { Backoff, type Completion, collectCompletions, latestSeq, UNREADABLE } from "./events.js";
 import { ACCEPTED, judgedBy } from "./expect.js";
 
 /**
@@ -116,7 +126,13 @@ export async function makeEvents(ctx: CheckContext, count: number): Promise<numb
       accepted.add(seq as number);
       ids.push(id);
     }
-    const done = await collectCompletions(ctx, conn, cursor, accepted);
+    // Completions events will not show (a cursor read as something else) are judged as the ones
+    // that never came: each accepted command completing once, read through events.
+    const completes = { kind: "completes", acts: ids, after: "cursor" } as const;
+    const done = await collectCompletions(ctx, conn, cursor, accepted).catch((err: unknown) => {
+      if (!(err instanceof Fault && err.message.startsWith(UNREADABLE))) throw err;
+      throw new Fault(err.kind, err.message, { ...err.detail, oracle: completes });
+    });
     const lost = [...accepted].filter((s) => !done.has(s));
     if (lost.length)
       return judgedBy(
