@@ -147,24 +147,40 @@ describe("validation.protocol-smoke/deep-states", () => {
     expect(out.every((c) => !c.reached && /one connection at a time/.test(c.unreachable!))).toBe(true);
   });
 
-  it("shrinks a deep fault to a short sequence that replays exactly, and is FIXED on the reference", async () => {
-    const locking = mutants.find((m) => m.name === "auth-lockout-after-failures")!;
-    const found = await runSuite((token) => locking.create({ token, ...FAST }), { checks: deep, timeoutMs: 400 });
-    const failed = found.rules.flatMap((r) => r.checks).find((c) => c.id === DEEP)!;
-    expect(failed.verdict).toBe("fail");
-    // The whole sequence, shrunk: three wrong tokens, then a step that sends the right one.
-    expect(failed.counterexample, failed.counterexample).toMatch(
-      /^auth\(\{"slot":0,"right":false,"times":3\}\),[\w-]+\([^)]*\) \/\*/,
+  const locking = mutants.find((m) => m.name === "auth-lockout-after-failures")!;
+  const only = (report: Report) => report.rules.flatMap((r) => r.checks).find((c) => c.id === DEEP)!;
+
+  it("finds a deep fault in a seed sequence, and the case replays exactly and is FIXED on the reference", async () => {
+    const found = only(await runSuite((token) => locking.create({ token, ...FAST }), { checks: deep, timeoutMs: 400 }));
+    expect(found.verdict).toBe("fail");
+    expect(found.message).toMatch(/right token after 3 wrong/);
+    // The whole sequence is in the report: the seed of the auth family, three wrong tokens then the right one.
+    expect(found.counterexample).toMatch(
+      /^\[reconnect\(.*auth\(\{"slot":0,"right":false,"times":3\}\),auth\(\{"slot":0,"right":true/,
     );
-    expect(failed.message).toMatch(/right token after 3 wrong/);
-    expect(failed.replayPath).toMatch(/~/);
-    const exact = new Map([[DEEP, { seed: failed.seed!, path: failed.path!, replayPath: failed.replayPath! }]]);
-    const again = await runSuite((token) => locking.create({ token, ...FAST }), { checks: deep, cases: exact });
-    const replayed = again.rules.flatMap((r) => r.checks).find((c) => c.id === DEEP)!;
-    expect(replayed.verdict).toBe("fail");
-    expect(replayed.counterexample).toBe(failed.counterexample);
-    const fixed = await runSuite((token) => new ReferenceBridge({ token, ...FAST }), { checks: deep, cases: exact });
-    expect(fixed.rules.flatMap((r) => r.checks).find((c) => c.id === DEEP)?.verdict).toBe("pass");
+    expect(found.replayPath).toMatch(/\*~/);
+    const exact = new Map([[DEEP, { seed: found.seed!, path: found.path!, replayPath: found.replayPath! }]]);
+    const again = only(await runSuite((token) => locking.create({ token, ...FAST }), { checks: deep, cases: exact }));
+    expect(again.verdict).toBe("fail");
+    expect(again.counterexample).toBe(found.counterexample);
+    const fixed = only(
+      await runSuite((token) => new ReferenceBridge({ token, ...FAST }), { checks: deep, cases: exact }),
+    );
+    expect(fixed.verdict).toBe("pass");
+  });
+
+  it("shrinks a generated failing sequence to the steps that matter, and it replays exactly", async () => {
+    // A budget too small for the seed sequences: only generated ones run.
+    const small = { checks: deep, timeoutMs: 400, timeBudgetMs: 19_000 };
+    const found = only(await runSuite((token) => locking.create({ token, ...FAST }), small));
+    expect(found.verdict).toBe("fail");
+    expect(found.counterexample, found.counterexample).toMatch(
+      /^auth\(\{"slot":0,"right":false,"times":[34]\}\),[\w-]+\([^)]*\) \/\*/,
+    );
+    expect(found.replayPath).not.toMatch(/\*~/);
+    const exact = new Map([[DEEP, { seed: found.seed!, path: found.path!, replayPath: found.replayPath! }]]);
+    const again = only(await runSuite((token) => locking.create({ token, ...FAST }), { ...small, cases: exact }));
+    expect(again.counterexample).toBe(found.counterexample);
   });
 });
 

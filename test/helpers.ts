@@ -52,6 +52,8 @@ export interface SuiteRun {
   cases?: Map<string, Case>;
   /** With `cases`: fuzz on with fresh seeds until this much time has passed since the start. */
   durationMs?: number;
+  /** What a slow check may spend (default 20 s). */
+  timeBudgetMs?: number;
 }
 
 /** Runs the suite in-process against a bridge the test builds (restarted when a check kills it). */
@@ -80,7 +82,7 @@ export async function runSuite(
         targetInfo: { endpoint: target.endpoint, spawned: true, label: target.label },
         timeoutMs: o.timeoutMs ?? 1000,
         checkDeadlineMs: 30_000,
-        timeBudgetMs: 20_000,
+        timeBudgetMs: o.timeBudgetMs ?? 20_000,
         runs: o.runs ?? 12,
         seed: o.seed ?? 42,
         profile: "test",

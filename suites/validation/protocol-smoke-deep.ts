@@ -3,6 +3,7 @@ import { type Step, sessionStep } from "../../generators/sessionStep.js";
 import { CELLS, Coverage, FAMILIES, type Family } from "../harness/cells.js";
 import { type Check, type CheckContext, Fault, type Finding, fail, pass } from "../harness/check.js";
 import { DeepSession, describeStep, type Life, newLife } from "../harness/deep-session.js";
+import { tour } from "../harness/deep-tour.js";
 import { NO_TOKEN } from "../harness/expect.js";
 import { advertisedTypes } from "../harness/lifecycle.js";
 
@@ -35,15 +36,18 @@ class StepCommand implements fc.AsyncCommand<object, DeepSession> {
 export interface Plan {
   aim: Family[];
   costly: boolean;
+  /** The seed sequences (suites/harness/deep-tour.ts) run first. */
+  tour?: boolean;
 }
 
 /**
- * A phase's plan travels with its failures' replay path ("queue,auth+~<fast-check's path>", "+" for costly):
+ * A phase's plan travels with its failures' replay path ("queue,auth+*~<fast-check's path>", "+" for costly,
+ * "*" for the seed sequences first):
  * it weights the steps drawn, so the same commands come back only under the same plan.
  */
 const AIM_MARK = "~";
 export function encodeAim(plan: Plan, replayPath = ""): string {
-  return `${plan.aim.join(",")}${plan.costly ? "+" : ""}${AIM_MARK}${replayPath}`;
+  return `${plan.aim.join(",")}${plan.costly ? "+" : ""}${plan.tour ? "*" : ""}${AIM_MARK}${replayPath}`;
 }
 export function decodeAim(replayPath: string | undefined): { plan: Plan; path: string } | undefined {
   if (replayPath === undefined) return undefined;
@@ -51,10 +55,11 @@ export function decodeAim(replayPath: string | undefined): { plan: Plan; path: s
   if (at === -1) return { plan: { aim: [], costly: false }, path: replayPath };
   const head = replayPath.slice(0, at);
   const aim = head
-    .replace(/\+$/, "")
+    .replace(/\+?\*?$/, "")
     .split(",")
     .filter((f): f is Family => (FAMILIES as readonly string[]).includes(f));
-  return { plan: { aim, costly: head.endsWith("+") }, path: replayPath.slice(at + 1) };
+  const plan = { aim, costly: /\+\*?$/.test(head), ...(head.endsWith("*") ? { tour: true } : {}) };
+  return { plan, path: replayPath.slice(at + 1) };
 }
 
 const familiesOf = (ids: Iterable<string>): Family[] => {
@@ -96,16 +101,19 @@ async function explore(ctx: CheckContext, cov: Coverage, types: string[], two: b
   const typesActed = new Set<string>();
   let life: Life = newLife(typesActed);
   // The time the generated cases may take before the rest are let go (a slow game loop makes every case slow),
-  // about 1.5 s in the standard profile, so a shard holding this check still ends beside the others: the first
+  // a second in the standard profile besides the seed sequences, so a shard holding this check still ends beside
+  // the others: the first
   // phase may take two parts of it, each aimed phase one more, and no aimed phase after the first starts past it.
-  const budget = Math.max(250, ctx.timeBudgetMs / 13);
+  const budget = Math.max(250, ctx.timeBudgetMs / 20);
   const started = Date.now();
   let budgetEnd = 0;
   let failing = false;
   let ran = 0;
   let beyond = 0;
+  // The seed sequences run whatever the time: the budget bounds the generated ones.
+  const seeds = tour(types, two).map((steps) => steps.map((s) => new StepCommand(s)));
   const judge = async (commands: Iterable<fc.AsyncCommand<object, DeepSession>>): Promise<Finding> => {
-    if (!failing && Date.now() > budgetEnd) {
+    if (!failing && Date.now() > budgetEnd && !seeds.includes(commands as StepCommand[])) {
       beyond++;
       return pass("not run: past the time budget");
     }
@@ -135,17 +143,23 @@ async function explore(ctx: CheckContext, cov: Coverage, types: string[], two: b
     return pass("the session matched the model");
   };
   const replay = decodeAim(ctx.replayPath);
-  const run = ({ aim, costly }: Plan, runs: number) =>
+  const run = ({ aim, costly, tour }: Plan, runs: number) =>
     ctx.property(
       fc.commands(
         [sessionStep({ types, aim, twoConnections: two, costlyWeight: costly ? 1 : 0 }).map((s) => new StepCommand(s))],
-        { maxCommands: MAX_STEPS, size: "medium", ...(replay ? { replayPath: replay.path } : {}) },
+        { maxCommands: MAX_STEPS, size: "medium", ...(replay?.path ? { replayPath: replay.path } : {}) },
       ),
       judge,
-      { restartAfterFailure: true, runs },
+      { restartAfterFailure: true, runs, ...(tour ? { examples: seeds } : {}) },
     );
   const plans: Plan[] = [];
-  let plan: Plan = replay?.plan ?? { aim: ctx.unreached ? familiesOf(ctx.unreached) : [], costly: false };
+  // The seed sequences cost about a second at default limits (a history of 512 events): they run first where the
+  // profile gives this check that much.
+  let plan: Plan = replay?.plan ?? {
+    aim: ctx.unreached ? familiesOf(ctx.unreached) : [],
+    costly: false,
+    ...(budget >= 1000 ? { tour: true } : {}),
+  };
   for (let phase = 0; ; phase++) {
     plans.push(plan);
     // Each phase's share counts from its own start, so a phase that ran long does not starve the next.
