@@ -154,7 +154,7 @@ describe("validation.protocol-smoke/deep-states", () => {
     const found = only(await runSuite((token) => locking.create({ token, ...FAST }), { checks: deep, timeoutMs: 400 }));
     expect(found.verdict).toBe("fail");
     expect(found.message).toMatch(/right token after 3 wrong/);
-    // The whole sequence is in the report: the seed of the auth family, three wrong tokens then the right one.
+    // The whole sequence is in the report: the seed of the auth family, three wrong tokens, a call, the right one.
     expect(found.counterexample).toMatch(
       /^\[reconnect\(.*auth\(\{"slot":0,"right":false,"times":3\}\),auth\(\{"slot":0,"right":true/,
     );

@@ -16,6 +16,7 @@ export function tour(types: readonly string[], two: boolean): Step[][] {
     [
       { kind: "reconnect", slot: 0, authorize: false },
       { kind: "auth", slot: 0, right: false, times: 3 },
+      { kind: "status", slot: 0 },
       { kind: "auth", slot: 0, right: true, times: 1 },
       { kind: "auth", slot: 0, right: false, times: 1 },
       { kind: "status", slot: 0 },
