@@ -156,7 +156,7 @@ describe("validation.protocol-smoke/deep-states", () => {
     expect(found.message).toMatch(/right token after 3 wrong/);
     // The whole sequence is in the report: the seed of the auth family, three wrong tokens, a call, the right one.
     expect(found.counterexample).toMatch(
-      /^\[reconnect\(.*auth\(\{"slot":0,"right":false,"times":3\}\),auth\(\{"slot":0,"right":true/,
+      /^\[reconnect\(.*auth\(\{"slot":0,"right":false,"times":3\}\),status\(.*\),auth\(\{"slot":0,"right":true/,
     );
     expect(found.replayPath).toMatch(/\*~/);
     const exact = new Map([[DEEP, { seed: found.seed!, path: found.path!, replayPath: found.replayPath! }]]);
