@@ -35,30 +35,34 @@ class StepCommand implements fc.AsyncCommand<object, DeepSession> {
  */
 export interface Plan {
   aim: Family[];
-  costly: boolean;
+  /** When costly steps are drawn (see sessionStep). */
+  costly: "always" | "aimed" | "never";
   /** The seed sequences (suites/harness/deep-tour.ts) run first. */
   tour?: boolean;
 }
 
 /**
- * A phase's plan travels with its failures' replay path ("queue,auth+*~<fast-check's path>", "+" for costly,
- * "*" for the seed sequences first):
+ * A phase's plan travels with its failures' replay path ("queue,auth+*~<fast-check's path>": "+" costly steps
+ * always, "-" never, neither where aimed; "*" the seed sequences first):
  * it weights the steps drawn, so the same commands come back only under the same plan.
  */
 const AIM_MARK = "~";
 export function encodeAim(plan: Plan, replayPath = ""): string {
-  return `${plan.aim.join(",")}${plan.costly ? "+" : ""}${plan.tour ? "*" : ""}${AIM_MARK}${replayPath}`;
+  const costly = { always: "+", aimed: "", never: "-" }[plan.costly];
+  return `${plan.aim.join(",")}${costly}${plan.tour ? "*" : ""}${AIM_MARK}${replayPath}`;
 }
 export function decodeAim(replayPath: string | undefined): { plan: Plan; path: string } | undefined {
   if (replayPath === undefined) return undefined;
   const at = replayPath.indexOf(AIM_MARK);
-  if (at === -1) return { plan: { aim: [], costly: false }, path: replayPath };
+  if (at === -1) return { plan: { aim: [], costly: "aimed" }, path: replayPath };
   const head = replayPath.slice(0, at);
   const aim = head
-    .replace(/\+?\*?$/, "")
+    .replace(/[+-]?\*?$/, "")
     .split(",")
     .filter((f): f is Family => (FAMILIES as readonly string[]).includes(f));
-  const plan = { aim, costly: /\+\*?$/.test(head), ...(head.endsWith("*") ? { tour: true } : {}) };
+  const mark = /([+-]?)\*?$/.exec(head)?.[1];
+  const plan: Plan = { aim, costly: mark === "+" ? "always" : mark === "-" ? "never" : "aimed" };
+  if (head.endsWith("*")) plan.tour = true;
   return { plan, path: replayPath.slice(at + 1) };
 }
 
@@ -148,20 +152,22 @@ async function explore(ctx: CheckContext, cov: Coverage, types: string[], two: b
   const replay = decodeAim(ctx.replayPath);
   const run = ({ aim, costly, tour }: Plan, runs: number) =>
     ctx.property(
-      fc.commands(
-        [sessionStep({ types, aim, twoConnections: two, costlyWeight: costly ? 1 : 0 }).map((s) => new StepCommand(s))],
-        { maxCommands: MAX_STEPS, size: "medium", ...(replay?.path ? { replayPath: replay.path } : {}) },
-      ),
+      fc.commands([sessionStep({ types, aim, twoConnections: two, costly }).map((s) => new StepCommand(s))], {
+        maxCommands: MAX_STEPS,
+        size: "medium",
+        ...(replay?.path ? { replayPath: replay.path } : {}),
+      }),
       judge,
       { restartAfterFailure: true, runs, ...(tour ? { examples: seeds } : {}) },
     );
   const plans: Plan[] = [];
-  // The seed sequences cost about a second at default limits (a history of 512 events): they run first where the
-  // profile gives this check that much.
+  // The seed sequences and the costly steps cost about a second at default limits (a history of 512 events): they
+  // run where the profile gives this check that much.
+  const full = budget >= 1000;
   let plan: Plan = replay?.plan ?? {
     aim: ctx.unreached ? familiesOf(ctx.unreached) : [],
-    costly: false,
-    ...(budget >= 1000 ? { tour: true } : {}),
+    costly: full ? "aimed" : "never",
+    ...(full ? { tour: true } : {}),
   };
   for (let phase = 0; ; phase++) {
     plans.push(plan);
@@ -173,9 +179,11 @@ async function explore(ctx: CheckContext, cov: Coverage, types: string[], two: b
       return replayPath === undefined ? finding : { ...finding, replayPath: encodeAim(plan, replayPath) };
     }
     // One aimed phase at least; more while the budget lasts.
-    if (replay || phase >= AIMED_PHASES || plan.costly || (phase >= 1 && Date.now() >= started + budget)) break;
+    if (replay || phase >= AIMED_PHASES || plan.costly === "always") break;
+    if (phase >= 1 && Date.now() >= started + budget) break;
     const aim = familiesOf(cov.open().map((c) => c.id));
-    plan = aim.length ? { aim, costly: false } : { aim: [], costly: true };
+    plan = aim.length ? { aim, costly: full ? "aimed" : "never" } : { aim: [], costly: full ? "always" : "never" };
+    if (!aim.length && !full) break;
   }
   const open = cov.open();
   return pass(
