@@ -164,9 +164,11 @@ async function explore(ctx: CheckContext, cov: Coverage, types: string[], two: b
   // The seed sequences and the costly steps cost about a second at default limits (a history of 512 events): they
   // run where the profile gives this check that much.
   const full = budget >= 1000;
+  // --duration's aimed rounds spend their time on the cells left, the costly ones included, whatever the profile.
+  const costlyAimed = full || ctx.unreached !== undefined;
   let plan: Plan = replay?.plan ?? {
     aim: ctx.unreached ? familiesOf(ctx.unreached) : [],
-    costly: full ? "aimed" : "never",
+    costly: costlyAimed ? "aimed" : "never",
     ...(full ? { tour: true } : {}),
   };
   for (let phase = 0; ; phase++) {
@@ -182,7 +184,9 @@ async function explore(ctx: CheckContext, cov: Coverage, types: string[], two: b
     if (replay || phase >= AIMED_PHASES || plan.costly === "always") break;
     if (phase >= 1 && Date.now() >= started + budget) break;
     const aim = familiesOf(cov.open().map((c) => c.id));
-    plan = aim.length ? { aim, costly: full ? "aimed" : "never" } : { aim: [], costly: full ? "always" : "never" };
+    plan = aim.length
+      ? { aim, costly: costlyAimed ? "aimed" : "never" }
+      : { aim: [], costly: full ? "always" : "never" };
     if (!aim.length && !full) break;
   }
   const open = cov.open();
