@@ -33,7 +33,10 @@ export function aggregate(
         entries.push({
           id: report.id,
           verdict: "skip",
-          message: `not judged: the check stopped at a failure on ${implicated.join(", ")}`,
+          message:
+            finding.verdict === "fail"
+              ? `not judged: the check stopped at a failure on ${implicated.join(", ")}`
+              : `not judged by this check here (it judged ${implicated.join(", ")})`,
           durationMs: report.durationMs,
         });
       }

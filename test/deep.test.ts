@@ -8,7 +8,7 @@ import { COSTLY, STEP_FAMILY, type Step, sessionStep } from "../generators/sessi
 import { contract } from "../protocol/contract.js";
 import { stateCoverageLine } from "../reports/state-coverage.js";
 import type { Report } from "../reports/types.js";
-import { RunCoverage } from "../runner/coverage.js";
+import { mergeStateCoverage, RunCoverage } from "../runner/coverage.js";
 import { CELLS, Coverage, cursorCell, historyCell, idCell, queueCells } from "../suites/harness/cells.js";
 import type { Check } from "../suites/harness/check.js";
 import { allChecks } from "../suites/index.js";
@@ -17,6 +17,9 @@ import { runSuite } from "./helpers.js";
 
 const DEEP = "validation.protocol-smoke/deep-states";
 const deep = allChecks.filter((c) => c.id === DEEP);
+/** The deep check's entry under the smoke rule (under the other rules it judges, it may be "not judged"). */
+const only = (report: Report) =>
+  report.rules.find((r) => r.id.endsWith(".validation.protocol-smoke"))!.checks.find((c) => c.id === DEEP)!;
 /** Small limits and a quick game loop, as the mutant tests use. */
 const FAST = { maxEvents: 40, maxQueuedCommands: 16, drainIntervalMs: 2 };
 
@@ -120,7 +123,7 @@ describe("the deep generators", () => {
 describe("validation.protocol-smoke/deep-states", () => {
   it("passes the reference bridge and reports the cells it reached", async () => {
     const report = await runSuite((token) => new ReferenceBridge({ token, ...FAST }), { checks: deep, runs: 8 });
-    const check = report.rules.flatMap((r) => r.checks).find((c) => c.id === DEEP)!;
+    const check = only(report)!;
     expect(check.verdict, check.message).toBe("pass");
     const coverage = report.stateCoverage!;
     expect(coverage.total).toBe(CELLS.length);
@@ -140,7 +143,7 @@ describe("validation.protocol-smoke/deep-states", () => {
       checks: deep,
       runs: 4,
     });
-    const check = report.rules.flatMap((r) => r.checks).find((c) => c.id === DEEP)!;
+    const check = only(report)!;
     expect(check.verdict, check.message).toBe("pass");
     const out = report.stateCoverage!.cells.filter((c) => c.unreachable);
     expect(out.map((c) => c.id).sort()).toEqual(
@@ -150,7 +153,6 @@ describe("validation.protocol-smoke/deep-states", () => {
   });
 
   const locking = mutants.find((m) => m.name === "auth-lockout-after-failures")!;
-  const only = (report: Report) => report.rules.flatMap((r) => r.checks).find((c) => c.id === DEEP)!;
 
   it("finds a deep fault in a seed sequence, and the case replays exactly and is FIXED on the reference", async () => {
     const found = only(await runSuite((token) => locking.create({ token, ...FAST }), { checks: deep, timeoutMs: 400 }));
@@ -221,6 +223,22 @@ describe("state coverage over a run", () => {
     );
   });
 
+  it("joins the coverage of shards: a cell is reached where any shard reached it", () => {
+    const one = new RunCoverage();
+    one.add(reporter, {
+      verdict: "pass",
+      message: "",
+      cells: { reached: ["queue.full"], unreachable: { "race.acts": "one" } },
+    });
+    const two = new RunCoverage();
+    two.add(reporter, reached(["queue.empty"]));
+    const merged = mergeStateCoverage([one.report(), undefined, two.report()])!;
+    expect(merged.reached).toBe(2);
+    expect(merged.cells.filter((c) => c.reached).map((c) => c.id)).toEqual(["queue.empty", "queue.full"]);
+    expect(merged.cells.find((c) => c.id === "race.acts")?.unreachable).toBe("one");
+    expect(mergeStateCoverage([undefined])).toBeUndefined();
+  });
+
   it("--duration reports what it added to the fixed pass", async () => {
     const report = await runSuite((token) => new ReferenceBridge({ token, ...FAST }), {
       checks: deep,
@@ -228,6 +246,6 @@ describe("state coverage over a run", () => {
       durationMs: 2500,
     });
     expect(report.stateCoverage?.addedByDuration).toBeInstanceOf(Array);
-    expect(report.rules.flatMap((r) => r.checks).find((c) => c.id === DEEP)?.verdict).toBe("pass");
+    expect(only(report)?.verdict).toBe("pass");
   });
 });

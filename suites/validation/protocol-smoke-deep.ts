@@ -12,6 +12,9 @@ import { advertisedTypes } from "../harness/lifecycle.js";
 // reconnects, lines across read boundaries, races), each step judged by the shared oracles.
 // A run reports the state cells it reached; later phases, and --duration, aim at the rest.
 
+/** The rules only a bridge that requires a token lets this check judge. */
+const AUTH_RULES: readonly string[] = ["method.auth", "error.unauthorized"];
+
 const ONE_CONNECTION =
   "the bridge serves one connection at a time (the contract allows it), so no two connections act at once";
 
@@ -73,7 +76,23 @@ const familiesOf = (ids: Iterable<string>): Family[] => {
 
 export const deepStates: Check = {
   id: "validation.protocol-smoke/deep-states",
-  rules: ["validation.protocol-smoke"],
+  // Every rule a step judges: a failure names the one it broke besides the smoke rule.
+  rules: [
+    "validation.protocol-smoke",
+    "method.auth",
+    "method.ping",
+    "method.status",
+    "method.observe",
+    "method.events",
+    "method.act",
+    "error.unauthorized",
+    "error.queue-full",
+    "integration.command-completion",
+    "integration.bounded-state",
+    "wire.sequential-connection",
+    "wire.ndjson",
+    "wire.utf8",
+  ],
   needs: ["completions"],
   description:
     "From a freshly started bridge where this tool owns it, runs generated sequences over one connection (two where " +
@@ -96,7 +115,9 @@ export const deepStates: Check = {
     if (!types.length)
       cov.cannot(["command.every-advertised-type"], "the bridge advertises no command types (availableActions)");
     const finding = await explore(ctx, cov, types, two);
-    return { ...finding, cells: cov.toJSON() };
+    // Without a token nothing of authorization was judged: a pass claims only the rest.
+    const judged = ctx.tokenConfigured ? {} : { rules: deepStates.rules.filter((r) => !AUTH_RULES.includes(r)) };
+    return { ...(finding.verdict === "pass" ? judged : {}), ...finding, cells: cov.toJSON() };
   },
 };
 
