@@ -66,8 +66,11 @@ export interface SessionStepConstraints {
   aim?: readonly string[];
   /** How much more often an aimed family's steps are drawn (its costly ones: three times as often). Default: 6. */
   aimWeight?: number;
-  /** How often a costly step is drawn unaimed, against 4 for most others; 0 leaves them out. Default: 1. */
-  costlyWeight?: number;
+  /**
+   * When costly steps are drawn: "always" (unaimed, 1 against 4 for most others), "aimed" (only where their family
+   * is aimed at), "never". Default: "always".
+   */
+  costly?: "always" | "aimed" | "never";
   /** Whether the model has a second connection (the bridge serves two at once). Default: false. */
   twoConnections?: boolean;
   /** Connections opened in a row by a churn step. Default: 48. */
@@ -113,7 +116,7 @@ export function sessionStep(constraints: SessionStepConstraints = {}): fc.Arbitr
     types = [],
     aim = [],
     aimWeight = 6,
-    costlyWeight = 1,
+    costly = "always",
     twoConnections = false,
     churn = 48,
     maxFailures = 4,
@@ -173,7 +176,7 @@ export function sessionStep(constraints: SessionStepConstraints = {}): fc.Arbitr
   const kinds = (Object.keys(steps) as StepKind[]).filter(raceless);
   const aimed = (k: StepKind) => aim.includes(STEP_FAMILY[k]) || (k === "fill-history" && aim.includes("cursor"));
   // A costly step aimed at is drawn only three times as often: one of them can take the time of dozens of others.
-  const weight = (k: StepKind) =>
-    COSTLY.has(k) ? (aimed(k) ? 3 : costlyWeight) : baseWeight(k) * (aimed(k) ? aimWeight : 1);
+  const costlyWeight = (isAimed: boolean) => (costly === "never" ? 0 : isAimed ? 3 : costly === "always" ? 1 : 0);
+  const weight = (k: StepKind) => (COSTLY.has(k) ? costlyWeight(aimed(k)) : baseWeight(k) * (aimed(k) ? aimWeight : 1));
   return fc.oneof(...kinds.filter((k) => weight(k) > 0).map((k) => ({ weight: weight(k), arbitrary: steps[k] })));
 }

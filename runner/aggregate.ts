@@ -11,13 +11,12 @@ export interface CheckResult {
 }
 
 /** How a check that judged another rule ended, said as it was: a warning is no failure. */
-const ENDED: Record<string, string> = {
-  fail: "stopped at a failure",
-  error: "could not be judged",
-  warn: "ended with a warning",
-  pass: "judged only",
-  skip: "skipped",
-};
+const ended = (verdict: string, rules: string): string =>
+  verdict === "fail"
+    ? `not judged: the check stopped at a failure on ${rules}`
+    : verdict === "warn"
+      ? `not judged: the check ended with a warning on ${rules}`
+      : `not judged by this check here (it judged ${rules})`;
 
 export const UNCOVERED = "no check for this rule in this version of the tool";
 
@@ -63,7 +62,7 @@ export function aggregate(
           verdict: blind ? "error" : "skip",
           message: blind
             ? `inconclusive: the check stopped at a ${finding.verdict} on ${implicated.join(", ")}, a rule not selected (see the note)`
-            : `not judged: the check ${ENDED[finding.verdict]} on ${implicated.join(", ")}`,
+            : ended(finding.verdict, implicated.join(", ")),
           durationMs: report.durationMs,
         });
       }

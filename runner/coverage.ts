@@ -66,3 +66,23 @@ export class RunCoverage {
     };
   }
 }
+
+/** The state coverage of several reports (shards, or runs) as one: a cell is reached where any of them reached it. */
+export function mergeStateCoverage(list: readonly (StateCoverage | undefined)[]): StateCoverage | undefined {
+  const all = list.filter((c): c is StateCoverage => c !== undefined);
+  if (!all.length) return undefined;
+  const ids = [...new Set(all.flatMap((c) => c.cells.map((cell) => cell.id)))];
+  const cells = ids.map((id) => {
+    const seen = all.flatMap((c) => c.cells.filter((cell) => cell.id === id));
+    const reached = seen.some((cell) => cell.reached);
+    const unreachable = reached ? undefined : seen.find((cell) => cell.unreachable)?.unreachable;
+    return { id, reached, ...(unreachable ? { unreachable } : {}) };
+  });
+  const added = all.flatMap((c) => c.addedByDuration ?? []);
+  return {
+    reached: cells.filter((c) => c.reached).length,
+    total: Math.max(...all.map((c) => c.total)),
+    cells,
+    ...(all.some((c) => c.addedByDuration) ? { addedByDuration: ids.filter((id) => added.includes(id)) } : {}),
+  };
+}

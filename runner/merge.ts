@@ -1,6 +1,7 @@
 import { worst } from "../protocol/verdict.js";
 import type { Report, RuleReport } from "../reports/types.js";
 import { summarize } from "./aggregate.js";
+import { mergeStateCoverage } from "./coverage.js";
 import { SHARD_REASON } from "./run.js";
 
 /**
@@ -91,9 +92,12 @@ export function mergeReports(reports: Report[]): Report {
         waitingMs: wires.reduce((t, w) => t + w.waitingMs, 0),
       }
     : undefined;
+  const { stateCoverage: _, ...head } = first;
+  const coverage = mergeStateCoverage(reports.map((r) => r.stateCoverage));
   return {
-    ...first,
+    ...head,
     ...(wire ? { wire } : {}),
+    ...(coverage ? { stateCoverage: coverage } : {}),
     startedAt: new Date(started).toISOString(),
     durationMs: ended - started,
     summary: summarize(rules),

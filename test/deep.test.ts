@@ -8,15 +8,18 @@ import { COSTLY, STEP_FAMILY, type Step, sessionStep } from "../generators/sessi
 import { contract } from "../protocol/contract.js";
 import { stateCoverageLine } from "../reports/state-coverage.js";
 import type { Report } from "../reports/types.js";
-import { RunCoverage } from "../runner/coverage.js";
+import { mergeStateCoverage, RunCoverage } from "../runner/coverage.js";
 import { CELLS, Coverage, cursorCell, historyCell, idCell, queueCells } from "../suites/harness/cells.js";
 import type { Check } from "../suites/harness/check.js";
 import { allChecks } from "../suites/index.js";
-import { decodeAim, encodeAim } from "../suites/validation/protocol-smoke-deep.js";
+import { decodeAim, encodeAim, type Plan } from "../suites/validation/protocol-smoke-deep.js";
 import { runSuite } from "./helpers.js";
 
 const DEEP = "validation.protocol-smoke/deep-states";
 const deep = allChecks.filter((c) => c.id === DEEP);
+/** The deep check's entry under the smoke rule (under the other rules it judges, it may be "not judged"). */
+const only = (report: Report) =>
+  report.rules.find((r) => r.id.endsWith(".validation.protocol-smoke"))!.checks.find((c) => c.id === DEEP)!;
 /** Small limits and a quick game loop, as the mutant tests use. */
 const FAST = { maxEvents: 40, maxQueuedCommands: 16, drainIntervalMs: 2 };
 
@@ -85,8 +88,9 @@ describe("the deep generators", () => {
     const costly = plain.filter((s) => COSTLY.has(s.kind)).length / COSTLY.size;
     const cheap = plain.filter((s) => s.kind === "status").length;
     expect(costly).toBeLessThan(cheap / 2);
-    expect(sample({ costlyWeight: 0 }).some((s) => COSTLY.has(s.kind))).toBe(false);
-    expect(sample({ costlyWeight: 0, aim: ["history"] }).some((s) => s.kind === "fill-history")).toBe(true);
+    expect(sample({ costly: "aimed" }).some((s) => COSTLY.has(s.kind))).toBe(false);
+    expect(sample({ costly: "aimed", aim: ["history"] }).some((s) => s.kind === "fill-history")).toBe(true);
+    expect(sample({ costly: "never", aim: ["history"] }).some((s) => COSTLY.has(s.kind))).toBe(false);
   });
 
   it("give extreme commands legal values in every field of the kinds drawn, and no other field", () => {
@@ -105,12 +109,13 @@ describe("the deep generators", () => {
   });
 
   it("keep a phase's aim with its replay path", () => {
-    const plan = { aim: ["queue" as const, "auth" as const], costly: false };
-    expect(decodeAim(encodeAim(plan, "AB:C"))).toEqual({ plan, path: "AB:C" });
-    expect(decodeAim(encodeAim({ aim: [], costly: true }, "x"))).toEqual({
-      plan: { aim: [], costly: true },
-      path: "x",
-    });
+    const plans: Plan[] = [
+      { aim: ["queue", "auth"], costly: "aimed" },
+      { aim: [], costly: "always" },
+      { aim: ["history"], costly: "never", tour: true },
+      { aim: [], costly: "aimed", tour: true },
+    ];
+    for (const plan of plans) expect(decodeAim(encodeAim(plan, "AB:C"))).toEqual({ plan, path: "AB:C" });
     expect(decodeAim(undefined)).toBeUndefined();
   });
 });
@@ -118,7 +123,7 @@ describe("the deep generators", () => {
 describe("validation.protocol-smoke/deep-states", () => {
   it("passes the reference bridge and reports the cells it reached", async () => {
     const report = await runSuite((token) => new ReferenceBridge({ token, ...FAST }), { checks: deep, runs: 8 });
-    const check = report.rules.flatMap((r) => r.checks).find((c) => c.id === DEEP)!;
+    const check = only(report)!;
     expect(check.verdict, check.message).toBe("pass");
     const coverage = report.stateCoverage!;
     expect(coverage.total).toBe(CELLS.length);
@@ -138,7 +143,7 @@ describe("validation.protocol-smoke/deep-states", () => {
       checks: deep,
       runs: 4,
     });
-    const check = report.rules.flatMap((r) => r.checks).find((c) => c.id === DEEP)!;
+    const check = only(report)!;
     expect(check.verdict, check.message).toBe("pass");
     const out = report.stateCoverage!.cells.filter((c) => c.unreachable);
     expect(out.map((c) => c.id).sort()).toEqual(
@@ -147,24 +152,42 @@ describe("validation.protocol-smoke/deep-states", () => {
     expect(out.every((c) => !c.reached && /one connection at a time/.test(c.unreachable!))).toBe(true);
   });
 
-  it("shrinks a deep fault to a short sequence that replays exactly, and is FIXED on the reference", async () => {
-    const locking = mutants.find((m) => m.name === "auth-lockout-after-failures")!;
-    const found = await runSuite((token) => locking.create({ token, ...FAST }), { checks: deep, timeoutMs: 400 });
-    const failed = found.rules.flatMap((r) => r.checks).find((c) => c.id === DEEP)!;
-    expect(failed.verdict).toBe("fail");
-    // The whole sequence, shrunk: three wrong tokens, then a step that sends the right one.
-    expect(failed.counterexample, failed.counterexample).toMatch(
-      /^auth\(\{"slot":0,"right":false,"times":3\}\),[\w-]+\([^)]*\) \/\*/,
+  const locking = mutants.find((m) => m.name === "auth-lockout-after-failures")!;
+
+  it("finds a deep fault in a seed sequence, and the case replays exactly and is FIXED on the reference", async () => {
+    const found = only(await runSuite((token) => locking.create({ token, ...FAST }), { checks: deep, timeoutMs: 400 }));
+    expect(found.verdict).toBe("fail");
+    expect(found.message).toMatch(/right token after 3 wrong/);
+    // The whole sequence is in the report: the seed of the auth family, three wrong tokens, a call, the right one.
+    expect(found.counterexample).toMatch(
+      /^\[reconnect\(.*auth\(\{"slot":0,"right":false,"times":3\}\),status\(.*\),auth\(\{"slot":0,"right":true/,
     );
-    expect(failed.message).toMatch(/right token after 3 wrong/);
-    expect(failed.replayPath).toMatch(/~/);
-    const exact = new Map([[DEEP, { seed: failed.seed!, path: failed.path!, replayPath: failed.replayPath! }]]);
-    const again = await runSuite((token) => locking.create({ token, ...FAST }), { checks: deep, cases: exact });
-    const replayed = again.rules.flatMap((r) => r.checks).find((c) => c.id === DEEP)!;
-    expect(replayed.verdict).toBe("fail");
-    expect(replayed.counterexample).toBe(failed.counterexample);
-    const fixed = await runSuite((token) => new ReferenceBridge({ token, ...FAST }), { checks: deep, cases: exact });
-    expect(fixed.rules.flatMap((r) => r.checks).find((c) => c.id === DEEP)?.verdict).toBe("pass");
+    expect(found.replayPath).toMatch(/\*~/);
+    const exact = new Map([[DEEP, { seed: found.seed!, path: found.path!, replayPath: found.replayPath! }]]);
+    const again = only(await runSuite((token) => locking.create({ token, ...FAST }), { checks: deep, cases: exact }));
+    expect(again.verdict).toBe("fail");
+    expect(again.counterexample).toBe(found.counterexample);
+    const fixed = only(
+      await runSuite((token) => new ReferenceBridge({ token, ...FAST }), { checks: deep, cases: exact }),
+    );
+    expect(fixed.verdict).toBe("pass");
+  });
+
+  it("shrinks a generated failing sequence to the step that matters, and it replays exactly", async () => {
+    // A budget too small for the seed sequences: only generated ones run. Decoding per 8 KiB read breaks a line
+    // across an 8, 16 or 64 KiB boundary, which most generated sequences send.
+    const decoding = mutants.find((m) => m.name === "utf8-decoded-per-read-buffer")!;
+    const small = { checks: deep, timeoutMs: 400, timeBudgetMs: 19_000 };
+    const found = only(await runSuite((token) => decoding.create({ token, ...FAST }), small));
+    expect(found.verdict).toBe("fail");
+    expect(found.counterexample, found.counterexample).toMatch(
+      /^long-line\(\{"slot":0,"kibs":\[(8|16|64)\],"char":"[^"]+"\}\) \/\*replayPath=/,
+    );
+    expect(found.replayPath).not.toMatch(/\*~/);
+    const exact = new Map([[DEEP, { seed: found.seed!, path: found.path!, replayPath: found.replayPath! }]]);
+    const again = only(await runSuite((token) => decoding.create({ token, ...FAST }), { ...small, cases: exact }));
+    expect(again.verdict).toBe("fail");
+    expect(again.counterexample).toBe(found.counterexample);
   });
 });
 
@@ -200,6 +223,22 @@ describe("state coverage over a run", () => {
     );
   });
 
+  it("joins the coverage of shards: a cell is reached where any shard reached it", () => {
+    const one = new RunCoverage();
+    one.add(reporter, {
+      verdict: "pass",
+      message: "",
+      cells: { reached: ["queue.full"], unreachable: { "race.acts": "one" } },
+    });
+    const two = new RunCoverage();
+    two.add(reporter, reached(["queue.empty"]));
+    const merged = mergeStateCoverage([one.report(), undefined, two.report()])!;
+    expect(merged.reached).toBe(2);
+    expect(merged.cells.filter((c) => c.reached).map((c) => c.id)).toEqual(["queue.empty", "queue.full"]);
+    expect(merged.cells.find((c) => c.id === "race.acts")?.unreachable).toBe("one");
+    expect(mergeStateCoverage([undefined])).toBeUndefined();
+  });
+
   it("--duration reports what it added to the fixed pass", async () => {
     const report = await runSuite((token) => new ReferenceBridge({ token, ...FAST }), {
       checks: deep,
@@ -207,6 +246,6 @@ describe("state coverage over a run", () => {
       durationMs: 2500,
     });
     expect(report.stateCoverage?.addedByDuration).toBeInstanceOf(Array);
-    expect(report.rules.flatMap((r) => r.checks).find((c) => c.id === DEEP)?.verdict).toBe("pass");
+    expect(only(report)?.verdict).toBe("pass");
   });
 });

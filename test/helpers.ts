@@ -58,6 +58,8 @@ export interface SuiteRun {
   profile?: Profile;
   /** Fuzz on with fresh seeds until this much time has passed since the start. */
   durationMs?: number;
+  /** What a slow check may spend (default 20 s). */
+  timeBudgetMs?: number;
 }
 
 /** Runs the suite in-process against a bridge the test builds (restarted when a check kills it). */
@@ -86,7 +88,7 @@ export async function runSuite(
         targetInfo: { endpoint: target.endpoint, spawned: true, label: target.label },
         timeoutMs: o.timeoutMs ?? 1000,
         checkDeadlineMs: 30_000,
-        timeBudgetMs: o.profile ? TIME_BUDGET[o.profile] : 20_000,
+        timeBudgetMs: o.timeBudgetMs ?? (o.profile ? TIME_BUDGET[o.profile] : 20_000),
         runs: o.runs ?? (o.profile ? PROFILES[o.profile] : 12),
         seed: o.seed ?? 42,
         profile: o.profile ?? "test",

@@ -3,6 +3,7 @@ import { type Step, sessionStep } from "../../generators/sessionStep.js";
 import { CELLS, Coverage, FAMILIES, type Family } from "../harness/cells.js";
 import { type Check, type CheckContext, Fault, type Finding, fail, pass } from "../harness/check.js";
 import { DeepSession, describeStep, type Life, newLife } from "../harness/deep-session.js";
+import { tour } from "../harness/deep-tour.js";
 import { NO_TOKEN } from "../harness/expect.js";
 import { advertisedTypes } from "../harness/lifecycle.js";
 
@@ -10,6 +11,9 @@ import { advertisedTypes } from "../harness/lifecycle.js";
 // bridges break (a full queue just freed, a history at its edge, auth after failures, dozens of
 // reconnects, lines across read boundaries, races), each step judged by the shared oracles.
 // A run reports the state cells it reached; later phases, and --duration, aim at the rest.
+
+/** The rules only a bridge that requires a token lets this check judge. */
+const AUTH_RULES: readonly string[] = ["method.auth", "error.unauthorized"];
 
 const ONE_CONNECTION =
   "the bridge serves one connection at a time (the contract allows it), so no two connections act at once";
@@ -34,27 +38,35 @@ class StepCommand implements fc.AsyncCommand<object, DeepSession> {
  */
 export interface Plan {
   aim: Family[];
-  costly: boolean;
+  /** When costly steps are drawn (see sessionStep). */
+  costly: "always" | "aimed" | "never";
+  /** The seed sequences (suites/harness/deep-tour.ts) run first. */
+  tour?: boolean;
 }
 
 /**
- * A phase's plan travels with its failures' replay path ("queue,auth+~<fast-check's path>", "+" for costly):
+ * A phase's plan travels with its failures' replay path ("queue,auth+*~<fast-check's path>": "+" costly steps
+ * always, "-" never, neither where aimed; "*" the seed sequences first):
  * it weights the steps drawn, so the same commands come back only under the same plan.
  */
 const AIM_MARK = "~";
 export function encodeAim(plan: Plan, replayPath = ""): string {
-  return `${plan.aim.join(",")}${plan.costly ? "+" : ""}${AIM_MARK}${replayPath}`;
+  const costly = { always: "+", aimed: "", never: "-" }[plan.costly];
+  return `${plan.aim.join(",")}${costly}${plan.tour ? "*" : ""}${AIM_MARK}${replayPath}`;
 }
 export function decodeAim(replayPath: string | undefined): { plan: Plan; path: string } | undefined {
   if (replayPath === undefined) return undefined;
   const at = replayPath.indexOf(AIM_MARK);
-  if (at === -1) return { plan: { aim: [], costly: false }, path: replayPath };
+  if (at === -1) return { plan: { aim: [], costly: "aimed" }, path: replayPath };
   const head = replayPath.slice(0, at);
   const aim = head
-    .replace(/\+$/, "")
+    .replace(/[+-]?\*?$/, "")
     .split(",")
     .filter((f): f is Family => (FAMILIES as readonly string[]).includes(f));
-  return { plan: { aim, costly: head.endsWith("+") }, path: replayPath.slice(at + 1) };
+  const mark = /([+-]?)\*?$/.exec(head)?.[1];
+  const plan: Plan = { aim, costly: mark === "+" ? "always" : mark === "-" ? "never" : "aimed" };
+  if (head.endsWith("*")) plan.tour = true;
+  return { plan, path: replayPath.slice(at + 1) };
 }
 
 const familiesOf = (ids: Iterable<string>): Family[] => {
@@ -64,7 +76,23 @@ const familiesOf = (ids: Iterable<string>): Family[] => {
 
 export const deepStates: Check = {
   id: "validation.protocol-smoke/deep-states",
-  rules: ["validation.protocol-smoke"],
+  // Every rule a step judges: a failure names the one it broke besides the smoke rule.
+  rules: [
+    "validation.protocol-smoke",
+    "method.auth",
+    "method.ping",
+    "method.status",
+    "method.observe",
+    "method.events",
+    "method.act",
+    "error.unauthorized",
+    "error.queue-full",
+    "integration.command-completion",
+    "integration.bounded-state",
+    "wire.sequential-connection",
+    "wire.ndjson",
+    "wire.utf8",
+  ],
   needs: ["completions"],
   description:
     "From a freshly started bridge where this tool owns it, runs generated sequences over one connection (two where " +
@@ -87,7 +115,9 @@ export const deepStates: Check = {
     if (!types.length)
       cov.cannot(["command.every-advertised-type"], "the bridge advertises no command types (availableActions)");
     const finding = await explore(ctx, cov, types, two);
-    return { ...finding, cells: cov.toJSON() };
+    // Without a token nothing of authorization was judged: a pass claims only the rest.
+    const judged = ctx.tokenConfigured ? {} : { rules: deepStates.rules.filter((r) => !AUTH_RULES.includes(r)) };
+    return { ...(finding.verdict === "pass" ? judged : {}), ...finding, cells: cov.toJSON() };
   },
 };
 
@@ -96,16 +126,22 @@ async function explore(ctx: CheckContext, cov: Coverage, types: string[], two: b
   const typesActed = new Set<string>();
   let life: Life = newLife(typesActed);
   // The time the generated cases may take before the rest are let go (a slow game loop makes every case slow),
-  // about 1.5 s in the standard profile, so a shard holding this check still ends beside the others: the first
+  // a second in the standard profile besides the seed sequences, so a shard holding this check still ends beside
+  // the others: the first
   // phase may take two parts of it, each aimed phase one more, and no aimed phase after the first starts past it.
-  const budget = Math.max(250, ctx.timeBudgetMs / 13);
+  const budget = Math.max(250, ctx.timeBudgetMs / 20);
   const started = Date.now();
   let budgetEnd = 0;
   let failing = false;
   let ran = 0;
   let beyond = 0;
+  // The seed sequences are not bound by a phase's share of the budget, only by twice the whole budget (a slow
+  // game loop makes each of them take seconds).
+  const seeds = tour(types, two).map((steps) => steps.map((s) => new StepCommand(s)));
+  const late = (commands: unknown) =>
+    Date.now() > (seeds.includes(commands as StepCommand[]) ? started + 2 * budget : budgetEnd);
   const judge = async (commands: Iterable<fc.AsyncCommand<object, DeepSession>>): Promise<Finding> => {
-    if (!failing && Date.now() > budgetEnd) {
+    if (!failing && late(commands)) {
       beyond++;
       return pass("not run: past the time budget");
     }
@@ -135,17 +171,27 @@ async function explore(ctx: CheckContext, cov: Coverage, types: string[], two: b
     return pass("the session matched the model");
   };
   const replay = decodeAim(ctx.replayPath);
-  const run = ({ aim, costly }: Plan, runs: number) =>
+  const run = ({ aim, costly, tour }: Plan, runs: number) =>
     ctx.property(
-      fc.commands(
-        [sessionStep({ types, aim, twoConnections: two, costlyWeight: costly ? 1 : 0 }).map((s) => new StepCommand(s))],
-        { maxCommands: MAX_STEPS, size: "medium", ...(replay ? { replayPath: replay.path } : {}) },
-      ),
+      fc.commands([sessionStep({ types, aim, twoConnections: two, costly }).map((s) => new StepCommand(s))], {
+        maxCommands: MAX_STEPS,
+        size: "medium",
+        ...(replay?.path ? { replayPath: replay.path } : {}),
+      }),
       judge,
-      { restartAfterFailure: true, runs },
+      { restartAfterFailure: true, runs, ...(tour ? { examples: seeds } : {}) },
     );
   const plans: Plan[] = [];
-  let plan: Plan = replay?.plan ?? { aim: ctx.unreached ? familiesOf(ctx.unreached) : [], costly: false };
+  // The seed sequences and the costly steps cost about a second at default limits (a history of 512 events): they
+  // run where the profile gives this check that much.
+  const full = budget >= 1000;
+  // --duration's aimed rounds spend their time on the cells left, the costly ones included, whatever the profile.
+  const costlyAimed = full || ctx.unreached !== undefined;
+  let plan: Plan = replay?.plan ?? {
+    aim: ctx.unreached ? familiesOf(ctx.unreached) : [],
+    costly: costlyAimed ? "aimed" : "never",
+    ...(full ? { tour: true } : {}),
+  };
   for (let phase = 0; ; phase++) {
     plans.push(plan);
     // Each phase's share counts from its own start, so a phase that ran long does not starve the next.
@@ -156,9 +202,13 @@ async function explore(ctx: CheckContext, cov: Coverage, types: string[], two: b
       return replayPath === undefined ? finding : { ...finding, replayPath: encodeAim(plan, replayPath) };
     }
     // One aimed phase at least; more while the budget lasts.
-    if (replay || phase >= AIMED_PHASES || plan.costly || (phase >= 1 && Date.now() >= started + budget)) break;
+    if (replay || phase >= AIMED_PHASES || plan.costly === "always") break;
+    if (phase >= 1 && Date.now() >= started + budget) break;
     const aim = familiesOf(cov.open().map((c) => c.id));
-    plan = aim.length ? { aim, costly: false } : { aim: [], costly: true };
+    plan = aim.length
+      ? { aim, costly: costlyAimed ? "aimed" : "never" }
+      : { aim: [], costly: full ? "always" : "never" };
+    if (!aim.length && !full) break;
   }
   const open = cov.open();
   return pass(
