@@ -92,7 +92,7 @@ export function mergeReports(reports: Report[]): Report {
         waitingMs: wires.reduce((t, w) => t + w.waitingMs, 0),
       }
     : undefined;
-  const { stateCoverage: _, ...head } = first;
+  const { stateCoverage: _coverage, ...head } = first;
   const coverage = mergeStateCoverage(reports.map((r) => r.stateCoverage));
   return {
     ...head,
