@@ -62,6 +62,14 @@ export function exportReproducers(
   const written: string[] = [];
   const refused: Refused[] = [];
   const scripts = [...failing.values()].flatMap(({ check: failed, rules }) => {
+    const replayOnly = allChecks.find((c) => c.id === failed.id)?.replayOnly;
+    if (replayOnly) {
+      const exact = failed.path === undefined ? "" : ` --seed ${failed.seed} --path ${failed.path}`;
+      const commands = failed.replayPath === undefined ? "" : ` --replay-path '${failed.replayPath}'`;
+      const replay = failed.replay ?? `--check ${failed.id}${exact}${commands}`;
+      refused.push({ check: failed.id, reason: `${replayOnly}; its replay command reproduces it: ${replay}` });
+      return [];
+    }
     let check = failed;
     let plan = planOf(check, o);
     // A queue's ledger can start over from where it opened when the report left out what came between.

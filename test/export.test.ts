@@ -8,7 +8,7 @@ import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { contract } from "../protocol/contract.js";
 import type { CheckReport, Report } from "../reports/types.js";
 import { exportReproducers, planOf, reproducerName, scriptOf } from "../runner/export.js";
-import { checksWithoutOracle } from "../runner/options.js";
+import { checksReplayedOnly, checksWithoutOracle } from "../runner/options.js";
 import { REDACTED } from "../suites/harness/redact.js";
 import { cli, readReport, TEST_TOKEN } from "./helpers.js";
 
@@ -161,6 +161,18 @@ describe.skipIf(!hasPython)("--export DIR writes a standalone reproducer per fai
     // What came before the gap is whole: a failure judged there is still exported.
     const early = { ...check, oracle: { kind: "result" as const, at: "auth" } };
     expect(planOf(early, OPTIONS).unreproducible).toBeUndefined();
+  });
+
+  it("the README lists exactly the checks replayed only, each with its reason", () => {
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+    const block = /<!-- checks replayed only:[^>]*-->\n([\s\S]*?)\n *<!-- end of checks replayed only -->/.exec(
+      readme,
+    )?.[1];
+    expect(block).toBe(
+      checksReplayedOnly()
+        .map((c) => `  - \`${c.id}\`: ${c.reason}`)
+        .join("\n"),
+    );
   });
 
   it("the README lists exactly the checks without an oracle, each with its reason", () => {

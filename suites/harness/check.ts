@@ -79,6 +79,11 @@ export interface Check {
    * none: its exported reproducer then compares the reply with the one recorded.
    */
   noOracle?: string;
+  /**
+   * Why a standalone script cannot re-send its failing cases (a session over several connections
+   * that races them, judged by a model of the bridge's state): its replay command reproduces them.
+   */
+  replayOnly?: string;
   run(ctx: CheckContext): Promise<Finding>;
   /**
    * Clears state the check left that a later check (or a later run) would meet, once it is

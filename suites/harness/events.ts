@@ -206,6 +206,8 @@ async function follow(
 ): Promise<Completions> {
   const seen = new Completions();
   const from = cursor;
+  /** Events returned after `from`: fewer than latestSeq says were recorded, and some were not shown. */
+  let returned = 0;
   seen.unseen = unseenBefore;
   const pause = new Backoff();
   const pageMax = ctx.contract.limits.eventsLimitMax;
@@ -220,6 +222,7 @@ async function follow(
     if (events.length && events[0]!.seq > cursor + 1) seen.unseen += events[0]!.seq - cursor - 1;
     for (const { seq, event } of events) {
       cursor = seq;
+      returned++;
       if (event.type !== "command_completed") continue;
       const key = Number(event.commandSeq);
       seen.set(key, [
@@ -248,7 +251,8 @@ async function follow(
     }
     if (Date.now() >= until) {
       if (missing.length <= seen.unseen) return unobservable(seen, missing);
-      await unreadable(ctx, conn, from, waiting.size, missing, page.latestSeq);
+      // Every event up to latestSeq was returned: the completions are not there to read.
+      if (returned < page.latestSeq - from) await unreadable(ctx, conn, from, waiting.size, missing, page.latestSeq);
       return seen;
     }
     // A page may stop short of latestSeq (a full page, or one kept within the line limit): read on at once.

@@ -76,6 +76,9 @@ const familiesOf = (ids: Iterable<string>): Family[] => {
 
 export const deepStates: Check = {
   id: "validation.protocol-smoke/deep-states",
+  replayOnly:
+    "a deep session drives one or two connections, races included, through many steps judged by a model of the " +
+    "bridge's state, from a freshly started bridge",
   // Every rule a step judges: a failure names the one it broke besides the smoke rule.
   rules: [
     "validation.protocol-smoke",
@@ -135,11 +138,10 @@ async function explore(ctx: CheckContext, cov: Coverage, types: string[], two: b
   let failing = false;
   let ran = 0;
   let beyond = 0;
-  // The seed sequences are not bound by a phase's share of the budget, only by twice the whole budget (a slow
-  // game loop makes each of them take seconds).
+  // The seed sequences are the check's classes: one per family, run in every profile before any generated
+  // case, and not bound by the budget (as classes first are everywhere), so quick finds what standard finds.
   const seeds = tour(types, two).map((steps) => steps.map((s) => new StepCommand(s)));
-  const late = (commands: unknown) =>
-    Date.now() > (seeds.includes(commands as StepCommand[]) ? started + 2 * budget : budgetEnd);
+  const late = (commands: unknown) => !seeds.includes(commands as StepCommand[]) && Date.now() > budgetEnd;
   const judge = async (commands: Iterable<fc.AsyncCommand<object, DeepSession>>): Promise<Finding> => {
     if (!failing && late(commands)) {
       beyond++;
@@ -182,15 +184,15 @@ async function explore(ctx: CheckContext, cov: Coverage, types: string[], two: b
       { restartAfterFailure: true, runs, ...(tour ? { examples: seeds } : {}) },
     );
   const plans: Plan[] = [];
-  // The seed sequences and the costly steps cost about a second at default limits (a history of 512 events): they
-  // run where the profile gives this check that much.
+  // The costly steps cost about a second at default limits (a history of 512 events): generated cases draw them
+  // where the profile gives this check that much.
   const full = budget >= 1000;
   // --duration's aimed rounds spend their time on the cells left, the costly ones included, whatever the profile.
   const costlyAimed = full || ctx.unreached !== undefined;
   let plan: Plan = replay?.plan ?? {
     aim: ctx.unreached ? familiesOf(ctx.unreached) : [],
     costly: costlyAimed ? "aimed" : "never",
-    ...(full ? { tour: true } : {}),
+    tour: true,
   };
   for (let phase = 0; ; phase++) {
     plans.push(plan);
