@@ -28,6 +28,8 @@ class Flaky extends ReferenceBridge {
     private readonly random: () => number,
   ) {
     super(faulty.options);
+    // The two serve this bridge's connections, so they answer status with its address.
+    for (const inner of [faulty, sound]) Object.defineProperty(inner, "address", { get: () => this.address });
   }
 
   protected override accept(socket: Socket): void {
