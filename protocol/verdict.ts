@@ -153,3 +153,15 @@ export type Oracle =
     /** The case polled: the reproducer re-sends the judged request until its reply meets these (or twice its timeout passes). */
     until?: Assertion[];
   };
+
+/** A recorded case run again exactly (a replay, the corpus, --last-failed): seed, path and commands, and what it showed. */
+export interface ReplayedCase {
+  seed: number;
+  path?: string;
+  replayPath?: string;
+  /** Cases per property when the case was found. */
+  runs?: number;
+  verdict: Verdict;
+  /** The case as it ran. */
+  case?: string;
+}

@@ -1,7 +1,7 @@
 // The report every reporter receives, and the Reporter interface. The JSON report is this
 // object (schemaVersion 1): scripts depend on its shape, so only ever add optional fields.
 import type { Level, Observed } from "../protocol/contract.js";
-import type { Oracle, TranscriptEntry, Verdict } from "../protocol/verdict.js";
+import type { Oracle, ReplayedCase, TranscriptEntry, Verdict } from "../protocol/verdict.js";
 
 export type { Oracle, TranscriptEntry, Verdict };
 
@@ -119,14 +119,7 @@ export interface CheckReport {
    * The recorded case run first, exactly (--replay, the corpus, --last-failed), and its verdict:
    * what a claim that a failure is fixed rests on.
    */
-  replayed?: {
-    seed: number;
-    path?: string;
-    replayPath?: string;
-    runs?: number;
-    verdict: Verdict;
-    case?: string;
-  };
+  replayed?: ReplayedCase;
 }
 
 /** A check as reporters see it. */

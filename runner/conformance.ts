@@ -24,7 +24,7 @@ import { OPTIONS, type OptionValues, PROFILES, type Profile, suggest, TIME_BUDGE
 import { checkDirectories, checkWritable, reportOutputs } from "./outputs.js";
 import { failingCases, replayCommand, replayTarget, replayVerdicts } from "./replay.js";
 import { run } from "./run.js";
-import { checkHint, listSelection } from "./selection.js";
+import { checkHint, listSelection, namedChecks } from "./selection.js";
 import {
   type BridgeFactory,
   embeddedTarget,
@@ -187,15 +187,7 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
     });
   } else if (values.saveFailures) cases = corpusCases(loadCorpus(values.saveFailures));
   const caseMode = values.replay || values.path ? "replay" : values.lastFailed ? "last-failed" : "corpus";
-  const unknown = [...(onlyChecks ?? [])].filter((id) => !checks.some((c) => c.id === id));
-  if (unknown.length) {
-    throw new UsageError(
-      `no check named ${unknown.join(", ")}${suggest(
-        unknown[0]!,
-        checks.map((c) => c.id),
-      )}; --list shows them all`,
-    );
-  }
+  namedChecks([...(onlyChecks ?? [])], checks);
   checkWritable(outputs);
   checkDirectories(values);
 

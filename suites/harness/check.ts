@@ -1,6 +1,6 @@
 import type fc from "fast-check";
 import { type Contract, type RuleId, contract as shipped } from "../../protocol/contract.js";
-import type { Oracle, TranscriptEntry, Verdict } from "../../protocol/verdict.js";
+import type { Oracle, ReplayedCase, TranscriptEntry, Verdict } from "../../protocol/verdict.js";
 import type { CellsReached } from "./cells.js";
 import type { Connection, ReadResult } from "./connection.js";
 
@@ -31,17 +31,6 @@ export interface Finding {
   replayed?: ReplayedCase;
   /** The state cells (suites/harness/cells.ts) the check's steps reached, whatever its verdict. */
   cells?: CellsReached;
-}
-
-/** A recorded case run again exactly: seed, path and commands, and what it showed this time. */
-export interface ReplayedCase {
-  seed: number;
-  path?: string;
-  replayPath?: string;
-  runs?: number;
-  verdict: Verdict;
-  /** The case as it ran. */
-  case?: string;
 }
 
 export interface Reproduced {
