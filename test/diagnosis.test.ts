@@ -14,30 +14,21 @@ const dir = mkdtempSync(join(tmpdir(), "aicc-diagnosis-"));
 const env = { FONLINE_AI_TOKEN: TEST_TOKEN };
 let runs = 0;
 
+/** A whole quick run at the endpoint: its report, exit code and stderr. */
+async function runAt(port: number, extra: string[] = []) {
+  const json = join(dir, `run-${++runs}.json`);
+  const args = ["--endpoint", `127.0.0.1:${port}`, "--profile", "quick", "--seed", "4", "--timeout", "400ms"];
+  const r = await cli([...args, ...extra, "--json", json], env);
+  return { report: readReport(json), code: r.code, err: r.err };
+}
+
 async function wholeRun(bridge: ReferenceBridge, before?: (port: number) => Promise<void>): Promise<Report> {
   const { port } = await bridge.listen();
   try {
     await before?.(port);
-    const json = join(dir, `run-${++runs}.json`);
-    const r = await cli(
-      [
-        "--endpoint",
-        `127.0.0.1:${port}`,
-        "--profile",
-        "quick",
-        "--seed",
-        "4",
-        "--timeout",
-        "400ms",
-        "--recheck",
-        "0",
-        "--json",
-        json,
-      ],
-      env,
-    );
+    const r = await runAt(port, ["--recheck", "0"]);
     expect(r.code, r.err).toBe(1);
-    return readReport(json);
+    return r.report;
   } finally {
     await bridge.close();
   }
@@ -113,27 +104,9 @@ describe("no check is judged by another's leftovers", () => {
     const bridge = make("unbounded-event-pages");
     const { port } = await bridge.listen();
     try {
-      const once = async (n: number) => {
-        const json = join(dir, `twice-${n}.json`);
-        await cli(
-          [
-            "--endpoint",
-            `127.0.0.1:${port}`,
-            "--profile",
-            "quick",
-            "--seed",
-            "4",
-            "--timeout",
-            "400ms",
-            "--json",
-            json,
-          ],
-          env,
-        );
-        return readReport(json);
-      };
-      const first = await once(1);
-      const second = await once(2);
+      const once = async () => (await runAt(port)).report;
+      const first = await once();
+      const second = await once();
       expect(failing(second)).toEqual(failing(first));
       for (const report of [first, second]) {
         const lineLimit = report.rules.find((r) => r.id.endsWith("wire.line-limit"))!;
