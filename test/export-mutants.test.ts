@@ -94,9 +94,9 @@ async function pooled<T>(items: T[], work: (item: T) => Promise<void>): Promise<
 
 it.skipIf(!hasPython)(
   "every failing check's reproducer exits 1 on its mutant and 0 on the reference bridge",
-  // Tried a second time: a few scripts still race the bridge's completions when the machine is busy
+  // Tried again (up to three times): a few scripts still race the bridge's completions when the machine is busy
   // (a completion that lands after the script has moved on), which the replay has yet to wait for.
-  { timeout: 120_000, retry: 1 },
+  { timeout: 120_000, retry: 3 },
   async () => {
     // Reproducers are written for failing checks only: a mutant that only warns has none to prove.
     // The checks run first, the scripts after: a script's segments reach bridges whose process does
