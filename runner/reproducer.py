@@ -135,7 +135,7 @@ class Peer:
             if i:
                 # A pause of a few milliseconds is given some room: a peer busy elsewhere would read the segments
                 # as one, and the case would not show what it showed; a longer pause is kept as recorded.
-                time.sleep(max(pause_ms, 10) / 1000.0)
+                time.sleep(max(pause_ms, 50) / 1000.0)
             try:
                 self.sock.sendall(data[start:stop])
             except OSError:
