@@ -40,8 +40,10 @@ const EXTREME_CELL: Record<string, string> = {
 export interface Life {
   /** Advertised command types acted so far. */
   typesActed: Set<string>;
-  /** Events evicted from the history: false none, a number once it was found exactly full (latestSeq then), true. */
-  evicted: boolean | number | undefined;
+  /** Events evicted from the history: false none (it was seen below maxEvents), true some, undefined not known. */
+  evicted: boolean | undefined;
+  /** latestSeq when the history was first seen full: events after it evict older ones. */
+  fullAt?: number;
 }
 
 export const newLife = (typesActed = new Set<string>()): Life => ({ typesActed, evicted: undefined });
@@ -387,14 +389,13 @@ export class DeepSession {
     this.advanceObservation(st.observationSeq, "method.status", shown);
     for (const cell of queueCells(st.queuedCommands, st.maxQueuedCommands)) this.cov.reach(cell);
     if (st.events === st.maxEvents && this.life.evicted !== true) {
-      // Full: exactly (nothing evicted yet: note latestSeq) or evicting (events came after it was exactly full).
+      // Full: exactly, where it was seen below maxEvents and nothing came since it filled (note latestSeq), or
+      // evicting once events came after it was first seen full (whether or not it was seen filling up).
       const latest = (await this.eventsCall(slot, 0, 1))?.latestSeq;
-      if (latest !== undefined && this.life.evicted === false) this.life.evicted = latest;
-      else if (latest !== undefined && typeof this.life.evicted === "number" && latest > this.life.evicted)
-        this.life.evicted = true;
+      if (latest !== undefined && this.life.fullAt === undefined) this.life.fullAt = latest;
+      else if (latest !== undefined && latest > this.life.fullAt!) this.life.evicted = true;
     }
-    const evicted = this.life.evicted === true ? true : this.life.evicted === undefined ? undefined : false;
-    const cell = historyCell(st.events, st.maxEvents, evicted);
+    const cell = historyCell(st.events, st.maxEvents, this.life.evicted);
     if (cell) this.cov.reach(cell);
     return st;
   }

@@ -151,8 +151,12 @@ async function explore(ctx: CheckContext, cov: Coverage, types: string[], two: b
     let session: DeepSession | undefined;
     try {
       // Every case from a fresh bridge where this tool owns it, so a failing case fails alike alone: shrunk and
-      // replayed. At an endpoint, cases follow one another on the bridge as it is.
-      if (await ctx.fresh()) life = newLife(typesActed);
+      // replayed. At an endpoint, cases follow one another on the bridge as it is. The first case of a run (the
+      // seed sequence that fills the history) takes the bridge as the checks before left it, as at an endpoint:
+      // it fills the history to maxEvents whatever it held, so a history an earlier check filled is topped up,
+      // not made again (at a game's pace a fill takes seconds).
+      const asItStands = ran === 1 && !replay && commands === seeds[0];
+      if (!asItStands && (await ctx.fresh())) life = newLife(typesActed);
       session = await DeepSession.open(ctx, cov, life, types, two);
       await fc.asyncModelRun(() => ({ model: {}, real: session! }), commands);
       const broken = await session.finish();
