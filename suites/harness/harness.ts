@@ -23,6 +23,9 @@ import { Transcript } from "./transcript.js";
 /** Ends the note that opens a connection kept beside the open ones (otherwise opening one closes the others). */
 export const ALONGSIDE = " alongside the open ones";
 /** The note before the liveness probe: what follows it asks whether the bridge still serves, not about the case. */
+/** A property's generated cases may wait on the game loop for 1/WAIT_SHARE of the profile's time budget. */
+const WAIT_SHARE = 20;
+
 export const PROBE_NOTE = "liveness probe: does the bridge still answer ping on a fresh connection?";
 
 /** How the harness reaches the bridge; the runner provides it. */
@@ -288,6 +291,13 @@ export class Harness implements CheckContext {
     let shrinkFrom: number | undefined;
     // A failure may leave a bridge we cannot restart broken: shrinking would then chase a different fault.
     const noShrink = exact || (options.restartAfterFailure && !restart);
+    // Generated cases after the classes wait on the game loop for no more than the check's share of the
+    // profile's time budget: a bridge that completes a command per game tick gets fewer random cases, and the
+    // finding says so, rather than a run many times longer. The classes always run whole.
+    const classes = options.examples?.length ?? 0;
+    const waitShare = this.timeBudgetMs / WAIT_SHARE;
+    const waitedBefore = this.ledger?.waitedMs ?? 0;
+    let notRun = 0;
     const result = await fc.check(
       fc.asyncProperty(arbitrary, async (input) => {
         if (inconclusive || this.expired) return true; // stop shrinking towards a harness fault or past the deadline
@@ -296,6 +306,10 @@ export class Harness implements CheckContext {
           ran = "";
         }
         const at = failure ? undefined : String(index++);
+        if (!exact && at !== undefined && Number(at) >= classes && this.waitedSince(waitedBefore) > waitShare) {
+          notRun++;
+          return true;
+        }
         // Once shrinking, every attempt starts on a freshly started bridge: a minimal case that replays alike.
         if (failure && options.restartAfterFailure) await restart?.();
         const finding = await this.runCase(async () => {
@@ -378,7 +392,16 @@ export class Harness implements CheckContext {
     if (warning)
       return warningPath === undefined ? warning : { ...warning, seed: this.options.seed, path: warningPath };
     const note = result.interrupted ? ` (interrupted by the deadline after ${result.numRuns} cases)` : "";
-    return { verdict: "pass", message: `${result.numRuns} generated cases passed${note}.` };
+    const paced = notRun
+      ? ` (${notRun} more not run: waiting on the game loop took this check's ${waitShare} ms share of the ` +
+        `profile's time budget${this.ledger ? `; its slowest step took ${this.ledger.slowestStepMs} ms` : ""})`
+      : "";
+    return { verdict: "pass", message: `${result.numRuns - notRun} generated cases passed${paced}${note}.` };
+  }
+
+  /** Time this run has spent waiting for completions since `before` (one check waits at a time: see Check.needs). */
+  private waitedSince(before: number): number {
+    return (this.ledger?.waitedMs ?? 0) - before;
   }
 
   /** The finding of an exact replay: the one case at the path, named whatever its verdict. */
