@@ -1,5 +1,7 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { mutants } from "../bridges/mutants/index.js";
+import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { timeLine } from "../reports/console.js";
 import { CommandLedger } from "../suites/harness/check.js";
 import { allChecks } from "../suites/index.js";
@@ -27,11 +29,50 @@ describe("the wait for a completion follows the bridge", () => {
   });
 });
 
+describe("generated cases at a game's pace", () => {
+  it("wait on the game loop for their share of the time budget, then stop and say so; classes run whole", async () => {
+    const check = allChecks.find((c) => c.id === "method.act/accept-and-complete")!;
+    const typed = allChecks.find((c) => c.id === "command.x/typed")!;
+    // A 30 ms game loop and a 2 s budget: a 100 ms share is a few cases' waiting.
+    const report = await runSuite((token) => new ReferenceBridge({ token, drainIntervalMs: 30 }), {
+      checks: [check, typed],
+      runs: 100,
+      timeBudgetMs: 2000,
+    });
+    const found = report.rules.flatMap((r) => r.checks ?? []);
+    const paced = found.find((c) => c.id === check.id)!;
+    expect(paced.verdict).toBe("pass");
+    const [, ran, notRun] =
+      /^(\d+) generated cases passed \((\d+) more not run: waiting on the game loop/.exec(paced.message) ?? [];
+    expect(Number(ran) + Number(notRun)).toBe(100);
+    expect(Number(notRun)).toBeGreaterThan(0);
+    // Every class of the typed field is judged, whatever the pace: as many cases as a run of one case holds.
+    const classesOnly = await runSuite(undefined, { checks: [typed], runs: 1 });
+    const count = (r: typeof report) =>
+      Number(
+        /^(\d+) generated cases passed/.exec(
+          r.rules.flatMap((x) => x.checks ?? []).find((c) => c.id === typed.id)!.message,
+        )?.[1],
+      );
+    expect(count(classesOnly)).toBeGreaterThan(1);
+    expect(count(report)).toBeGreaterThanOrEqual(count(classesOnly));
+  });
+});
+
 describe("the time line", () => {
   it("says how long restarts and rechecks took, and the pace the waits assumed", async () => {
     const lenient = mutants.find((m) => m.name === "lenient-json")!;
-    // A game loop of 5 ms: every step of it takes a measurable time.
-    const report = await runSuite((token) => lenient.create({ token, drainIntervalMs: 5 }), {
+    // A game loop of 5 ms, and a start of 2 ms: every step and every restart takes a measurable time.
+    const slowStart = (token: string) => {
+      const bridge = lenient.create({ token, drainIntervalMs: 5 });
+      const listen = bridge.listen.bind(bridge);
+      bridge.listen = async () => {
+        await sleep(2);
+        return listen();
+      };
+      return bridge;
+    };
+    const report = await runSuite(slowStart, {
       checks: allChecks.filter((c) => c.id === lenient.check || c.id === "method.act/accept-and-complete"),
       recheck: 3,
       timeoutMs: 400,
