@@ -2,7 +2,8 @@
 import type { Contract, RuleId } from "../protocol/contract.js";
 import { VERDICT_ORDER, type Verdict, worst } from "../protocol/verdict.js";
 import type { CheckReport, RuleReport } from "../reports/types.js";
-import type { Check, Finding } from "../suites/harness/check.js";
+import { type Check, type Finding, requirementOf } from "../suites/harness/check.js";
+import type { RunOptions } from "./run.js";
 
 export interface CheckResult {
   check: Check;
@@ -81,4 +82,33 @@ export function summarize(rules: RuleReport[]): Record<Verdict, number> {
     Verdict,
     number
   >;
+}
+
+/** A check's finding as the report shows it (before redaction). */
+export function toCheckReport(
+  check: Check,
+  f: Finding,
+  durationMs: number,
+  o: Pick<RunOptions, "contract" | "replayCommand" | "seed">,
+): CheckReport {
+  const report: CheckReport = {
+    id: check.id,
+    verdict: f.verdict,
+    message: f.message,
+    description: check.description,
+    requirement: requirementOf(check, o.contract),
+    durationMs,
+  };
+  if (f.expected !== undefined) report.expected = f.expected;
+  if (f.actual !== undefined) report.actual = f.actual;
+  if (f.counterexample !== undefined) report.counterexample = f.counterexample;
+  if (f.seed !== undefined) report.seed = f.seed;
+  if (f.path !== undefined) report.path = f.path;
+  if (f.oracle !== undefined) report.oracle = f.oracle;
+  if (f.replayPath !== undefined) report.replayPath = f.replayPath;
+  if (f.reproduced !== undefined) report.reproduced = f.reproduced;
+  if (f.replayed !== undefined) report.replayed = f.replayed;
+  if ((f.verdict === "fail" || f.verdict === "warn") && o.replayCommand) report.replay = o.replayCommand(check, f);
+  if (f.transcript && f.verdict !== "pass") report.transcript = f.transcript;
+  return report;
 }

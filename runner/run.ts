@@ -2,18 +2,18 @@
 // until a deadline, then one report. It knows no rule semantics: checks judge, it collects.
 import { readFileSync } from "node:fs";
 import type { Contract, RuleId } from "../protocol/contract.js";
-import { VERDICT_ORDER } from "../protocol/verdict.js";
 import { fanOut } from "../reports/index.js";
-import type { CheckInfo, CheckReport, Report, Reporter } from "../reports/types.js";
+import type { CheckInfo, Report, Reporter } from "../reports/types.js";
 import type { CanaryMemory } from "../suites/harness/canary.js";
-import { type Check, CommandLedger, dealKey, type Finding, requirementOf } from "../suites/harness/check.js";
+import { type Check, CommandLedger, dealKey, type Finding } from "../suites/harness/check.js";
 import { WireStats } from "../suites/harness/connection.js";
 import type { Blocked } from "../suites/harness/preflight.js";
 import { redactor } from "../suites/harness/redact.js";
-import { aggregate, type CheckResult, summarize, UNCOVERED } from "./aggregate.js";
-import { type Case, runCheck } from "./attempt.js";
+import { aggregate, type CheckResult, summarize, toCheckReport, UNCOVERED } from "./aggregate.js";
+import type { Case } from "./attempt.js";
 import { type Baseline, baselineSection } from "./baseline.js";
 import { RunCoverage } from "./coverage.js";
+import { fuzzUntil } from "./fuzz.js";
 import {
   diagnose,
   diagnosisId,
@@ -381,82 +381,4 @@ function checkCosts(checks: readonly Check[]): (check: Check) => number {
   const known = checks.map((c) => costs[c.id]).filter((v): v is number => typeof v === "number" && v >= 0);
   const median = known.length ? [...known].sort((a, b) => a - b)[Math.floor(known.length / 2)]! : 1;
   return (check) => (costs[check.id] ?? median) / (check.needs?.length ? 1 : speedup);
-}
-
-/**
- * Time-boxed fuzzing after the fixed pass: checks again with fresh seeds until the deadline, first aimed at the
- * state cells not reached yet (see RunCoverage.round), then every check; the worst finding stays.
- */
-async function fuzzUntil(
-  end: number,
-  all: Check[],
-  results: Map<string, CheckResult>,
-  o: RunOptions,
-  log: (line: string) => void,
-  coverage: RunCoverage,
-): Promise<void> {
-  coverage.endFixedPass();
-  const redact = redactor(o.token);
-  let round = 0;
-  let lastLog = Date.now();
-  const failingNow = () => [...results.values()].filter((r) => r.finding.verdict === "fail").length;
-  let lastFailing = failingNow();
-  while (Date.now() < end - 1000 && !o.signal?.aborted) {
-    round++;
-    const { checks, unreached } = coverage.round(all);
-    const added: string[] = [];
-    for (const check of checks) {
-      const left = end - Date.now();
-      if (left < 1000 || o.signal?.aborted) break;
-      const seed = (o.seed + round * 7919) | 0;
-      const finding = await runCheck(check, {
-        ...o,
-        seed,
-        unreached,
-        checkDeadlineMs: Math.min(o.checkDeadlineMs, left),
-      });
-      added.push(...coverage.add(check, finding));
-      const known = results.get(check.id)!;
-      // Only what the bridge did counts here: a check the deadline cut short proves nothing.
-      const bridgeFault = finding.verdict === "fail" || finding.verdict === "warn";
-      if (bridgeFault && VERDICT_ORDER.indexOf(finding.verdict) < VERDICT_ORDER.indexOf(known.finding.verdict)) {
-        const report = redact.deep(toCheckReport(check, { seed, ...finding }, 0, { ...o, seed }));
-        results.set(check.id, { check, finding, report });
-      }
-    }
-    if (unreached) coverage.roundAdded(added.length);
-    if (added.length) log(`fuzzing: round ${round} reached ${added.length} more state cells: ${added.join(", ")}`);
-    const failing = failingNow();
-    // A progress line now and then (and when something new fails), not one per round.
-    if (Date.now() - lastLog >= 5000 || failing !== lastFailing || Date.now() >= end - 1000) {
-      log(
-        `fuzzing: round ${round} done, ${failing} failing checks, ${Math.max(0, Math.round((end - Date.now()) / 1000))} s left`,
-      );
-      lastLog = Date.now();
-      lastFailing = failing;
-    }
-  }
-}
-
-function toCheckReport(check: Check, f: Finding, durationMs: number, o: RunOptions): CheckReport {
-  const report: CheckReport = {
-    id: check.id,
-    verdict: f.verdict,
-    message: f.message,
-    description: check.description,
-    requirement: requirementOf(check, o.contract),
-    durationMs,
-  };
-  if (f.expected !== undefined) report.expected = f.expected;
-  if (f.actual !== undefined) report.actual = f.actual;
-  if (f.counterexample !== undefined) report.counterexample = f.counterexample;
-  if (f.seed !== undefined) report.seed = f.seed;
-  if (f.path !== undefined) report.path = f.path;
-  if (f.oracle !== undefined) report.oracle = f.oracle;
-  if (f.replayPath !== undefined) report.replayPath = f.replayPath;
-  if (f.reproduced !== undefined) report.reproduced = f.reproduced;
-  if (f.replayed !== undefined) report.replayed = f.replayed;
-  if ((f.verdict === "fail" || f.verdict === "warn") && o.replayCommand) report.replay = o.replayCommand(check, f);
-  if (f.transcript && f.verdict !== "pass") report.transcript = f.transcript;
-  return report;
 }
