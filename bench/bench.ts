@@ -213,7 +213,7 @@ async function toolRate(port: number): Promise<Rate> {
 
 const bridges: [string, string, string[]][] = [
   ["Node reference bridge", process.execPath, [here("../bridges/reference/cli.js")]],
-  ["Python bridge (bench/pyBridge.py)", "python3", [join(root, "bench/pyBridge.py")]],
+  ["Python bridge (bridges/python/bridge.py)", "python3", [join(root, "bridges/python/bridge.py"), "--port", "0"]],
 ];
 for (const [name, cmd, args] of bridges) {
   const bridge = await startChild(cmd, args);
