@@ -27,6 +27,17 @@ describe("the wait for a completion follows the bridge", () => {
   });
 });
 
+describe("the pace", () => {
+  it("is known before the first check, so a run that acts nothing else knows it too", async () => {
+    const timeoutMs = 5000;
+    const report = await runSuite(undefined, {
+      checks: allChecks.filter((c) => c.id === "method.ping/ok"),
+      timeoutMs,
+    });
+    expect(report.time!.completionWaitMs).toBeLessThan(timeoutMs * 2);
+  });
+});
+
 describe("the time line", () => {
   it("says how long restarts and rechecks took, and the pace the waits assumed", async () => {
     const lenient = mutants.find((m) => m.name === "lenient-json")!;

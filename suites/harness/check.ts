@@ -162,6 +162,11 @@ export class CommandLedger {
     this.slowestStepMs = Math.max(this.slowestStepMs, ms);
   }
 
+  /** Whether enough steps were seen to know the bridge's pace. */
+  get paced(): boolean {
+    return this.steps >= PACE_STEPS;
+  }
+
   /**
    * How long to wait for the next completion before calling a command lost: twice the reply
    * timeout until the bridge's pace is known, then ten times its slowest step (at least half a second,
@@ -169,7 +174,7 @@ export class CommandLedger {
    */
   completionWaitMs(timeoutMs: number): number {
     const most = timeoutMs * 2;
-    if (this.steps < PACE_STEPS) return most;
+    if (!this.paced) return most;
     return Math.min(most, Math.max(PACE_FLOOR_MS, Math.ceil(this.slowestStepMs * PACE_FACTOR)));
   }
 
