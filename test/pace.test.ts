@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { mutants } from "../bridges/mutants/index.js";
+import { ReferenceBridge } from "../bridges/reference/bridge.js";
+import { contract } from "../protocol/contract.js";
 import { timeLine } from "../reports/console.js";
+import { embeddedTarget } from "../runner/targets.js";
 import { CommandLedger } from "../suites/harness/check.js";
+import { Harness } from "../suites/harness/harness.js";
 import { allChecks } from "../suites/index.js";
 import { runSuite } from "./helpers.js";
 
@@ -35,6 +39,38 @@ describe("the pace", () => {
       timeoutMs,
     });
     expect(report.time!.completionWaitMs).toBeLessThan(timeoutMs * 2);
+  });
+});
+
+describe("the account of commands", () => {
+  it("starts over with a bridge started afresh, and keeps the pace", async () => {
+    const target = await embeddedTarget((o) => new ReferenceBridge(o));
+    try {
+      const ledger = new CommandLedger();
+      const harness = () =>
+        new Harness({
+          contract,
+          endpoint: target,
+          ledger,
+          timeoutMs: 1000,
+          runs: 1,
+          timeBudgetMs: 1000,
+          seed: 1,
+          deadline: Date.now() + 10_000,
+        });
+      (await harness().connect()).close();
+      ledger.note("act", { accepted: true, commandSeq: 1 });
+      for (const ms of [3, 12, 7]) ledger.step(ms);
+      // The same bridge, connected to again: its commands are still outstanding.
+      (await harness().connect()).close();
+      expect(ledger.outstanding).toBe(1);
+      await target.restart!();
+      (await harness().connect()).close();
+      expect(ledger.outstanding).toBe(0);
+      expect(ledger.completionWaitMs(2000)).toBe(500);
+    } finally {
+      await target.stop();
+    }
   });
 });
 

@@ -162,6 +162,15 @@ export class CommandLedger {
     this.slowestStepMs = Math.max(this.slowestStepMs, ms);
   }
 
+  /**
+   * A bridge started afresh counts its commands from the start again: the account starts over
+   * with it. Its pace is kept: it is the same bridge, started by the same command.
+   */
+  restarted(): void {
+    this.accepted.clear();
+    this.completed.clear();
+  }
+
   /** Whether enough steps were seen to know the bridge's pace. */
   get paced(): boolean {
     return this.steps >= PACE_STEPS;

@@ -127,7 +127,10 @@ export class Harness implements CheckContext {
     if (!options.alongside) this.closeAll();
     const { endpoint } = this.options;
     const { host, port } = endpoint;
-    if (endpoint.fresh) endpoint.fresh = false;
+    if (endpoint.fresh) {
+      endpoint.fresh = false;
+      this.ledger?.restarted();
+    }
     const n = ++this.connections;
     let conn: Connection;
     try {
