@@ -28,8 +28,8 @@ export const PROBE_NOTE = "liveness probe: does the bridge still answer ping on 
 /** How a restart is asked for. */
 export interface RestartOptions {
   /**
-   * Restart even a bridge nothing has connected to since it started: it stopped serving on its
-   * own, or was never asked whether it serves.
+   * Restart even a bridge nothing has connected to since it started: the caller found it no
+   * longer serving, and a bridge that stopped on its own is started again, fresh or not.
    */
   force?: boolean;
 }
