@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { mutants } from "../bridges/mutants/index.js";
 import { ReferenceBridge } from "../bridges/reference/bridge.js";
@@ -77,8 +78,17 @@ describe("the account of commands", () => {
 describe("the time line", () => {
   it("says how long restarts and rechecks took, and the pace the waits assumed", async () => {
     const lenient = mutants.find((m) => m.name === "lenient-json")!;
-    // A game loop of 5 ms: every step of it takes a measurable time.
-    const report = await runSuite((token) => lenient.create({ token, drainIntervalMs: 5 }), {
+    // A game loop of 5 ms, and a start of 5 ms: every step and every restart takes a measurable time.
+    const slowStart = (token: string) => {
+      const bridge = lenient.create({ token, drainIntervalMs: 5 });
+      const listen = bridge.listen.bind(bridge);
+      bridge.listen = async () => {
+        await sleep(5);
+        return listen();
+      };
+      return bridge;
+    };
+    const report = await runSuite(slowStart, {
       checks: allChecks.filter((c) => c.id === lenient.check || c.id === "method.act/accept-and-complete"),
       recheck: 3,
       timeoutMs: 400,
