@@ -48,7 +48,7 @@ export async function lostTarget(check: Check, o: RunOptions): Promise<{ problem
   } catch {
     if (target.restart) {
       try {
-        await target.restart();
+        await target.restart({ force: true });
         return undefined;
       } catch (err) {
         return {
@@ -105,7 +105,7 @@ export async function diagnose(after: string, o: RunOptions, memory: CanaryMemor
     return { findings: [...findings, broken], stopped: { duty: "completions", after, detail: health.detail } };
   }
   if (o.target?.restart) {
-    await o.target.restart();
+    await o.target.restart({ force: true });
     return { findings };
   }
   if (!health.replies)

@@ -207,10 +207,14 @@ export async function run(options: RunOptions): Promise<Report> {
       if (found.problem) stop = { problem: found.problem };
       else if (found.stopped) stopped = found.stopped;
     };
-    /** After a failure: is the bridge still there (restarted where owned), and does it still serve? */
+    /**
+     * After a failure: is the bridge still there (restarted where owned), and does it still serve? A
+     * bridge started afresh since the failure holds nothing the check left: the canary would find
+     * there only what it found before the first check, on a bridge just as fresh.
+     */
     const afterFailure = async (check: Check) => {
       stop = await lostTarget(check, probed);
-      if (!stop && !stopped) await diagnosed(check.id);
+      if (!stop && !stopped && !options.target?.fresh) await diagnosed(check.id);
     };
     // A bridge broken before the run is named as such, not after whichever check comes first.
     if (!stop) await diagnosed(PREFLIGHT);

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { isIP } from "node:net";
 import { Connection, formatHostPort, sleep } from "../suites/harness/connection.js";
+import type { RestartOptions } from "../suites/harness/harness.js";
 
 /** The bridge under test, however it was reached. */
 export interface Target {
@@ -12,7 +13,13 @@ export interface Target {
   spawned: boolean;
   /** What the report header says about it. */
   label: string;
-  restart?(): Promise<void>;
+  /**
+   * Starts the bridge afresh, where this tool owns it. A bridge still running that is `fresh` is
+   * kept, unless `force`: every caller that wants a fresh bridge gets one start, not one each.
+   */
+  restart?(options?: RestartOptions): Promise<void>;
+  /** Started by this tool and not connected to since (the harness clears it as it connects). */
+  fresh?: boolean;
   /** How many times it was restarted: a check that overlapped a restart saw another bridge. */
   restarts: number;
   /** How long the restarts took, all told. */
@@ -115,12 +122,15 @@ export async function embeddedTarget(
     spawned: true,
     label: `${label} on ${formatHostPort(host, port)}`,
     restarts: 0,
-    async restart() {
+    fresh: true,
+    async restart({ force = false } = {}) {
+      if (target.fresh && !force) return;
       target.restarts++;
       const t0 = Date.now();
       await bridge.close();
       bridge = make({ token, port: target.port });
       await bridge.listen();
+      target.fresh = true;
       target.restartMs = (target.restartMs ?? 0) + Date.now() - t0;
     },
     stop: () => bridge.close(),
@@ -144,7 +154,10 @@ export async function spawnTarget(command: string, options: SpawnOptions): Promi
     spawned: true,
     label: `spawned \`${command}\` on ${formatHostPort(child.host, child.port)}`,
     restarts: 0,
-    async restart() {
+    fresh: true,
+    async restart({ force = false } = {}) {
+      // One that exited on its own since is not fresh, whoever asks.
+      if (target.fresh && !force && running(child.process)) return;
       target.restarts++;
       const t0 = Date.now();
       // A bridge that no longer accepts connections is usually exiting on its own: give its exit
@@ -154,7 +167,12 @@ export async function spawnTarget(command: string, options: SpawnOptions): Promi
       const died = child.exit;
       child = await start(command, options);
       child.exit = died; // a death before the restart is still to be reported
-      Object.assign(target, { host: child.host, port: child.port, endpoint: formatHostPort(child.host, child.port) });
+      Object.assign(target, {
+        host: child.host,
+        port: child.port,
+        endpoint: formatHostPort(child.host, child.port),
+        fresh: true,
+      });
       target.restartMs = (target.restartMs ?? 0) + Date.now() - t0;
     },
     stop: () => stopProcess(child.process),
@@ -257,8 +275,10 @@ async function accepts(host: string, port: number): Promise<boolean> {
   }
 }
 
+const running = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;
+
 function exitWithin(child: ChildProcess, ms: number): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  if (!running(child)) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
     child.once("exit", () => {
@@ -274,7 +294,7 @@ const stopping = new WeakSet<ChildProcess>();
 /** SIGTERM to the whole process group, SIGKILL after a grace period. */
 async function stopProcess(child: ChildProcess, graceMs = 2000): Promise<void> {
   stopping.add(child);
-  if (child.exitCode !== null || child.signalCode !== null) return;
+  if (!running(child)) return;
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const signal = (s: NodeJS.Signals) => {
     try {

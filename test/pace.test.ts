@@ -2,8 +2,11 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import { mutants } from "../bridges/mutants/index.js";
 import { ReferenceBridge } from "../bridges/reference/bridge.js";
+import { contract } from "../protocol/contract.js";
 import { timeLine } from "../reports/console.js";
+import { embeddedTarget } from "../runner/targets.js";
 import { CommandLedger } from "../suites/harness/check.js";
+import { Harness } from "../suites/harness/harness.js";
 import { allChecks } from "../suites/index.js";
 import { runSuite } from "./helpers.js";
 
@@ -59,15 +62,58 @@ describe("generated cases at a game's pace", () => {
   });
 });
 
+describe("the pace", () => {
+  it("is known before the first check, so a run that acts nothing else knows it too", async () => {
+    const timeoutMs = 5000;
+    const report = await runSuite(undefined, {
+      checks: allChecks.filter((c) => c.id === "method.ping/ok"),
+      timeoutMs,
+    });
+    expect(report.time!.completionWaitMs).toBeLessThan(timeoutMs * 2);
+  });
+});
+
+describe("the account of commands", () => {
+  it("starts over with a bridge started afresh, and keeps the pace", async () => {
+    const target = await embeddedTarget((o) => new ReferenceBridge(o));
+    try {
+      const ledger = new CommandLedger();
+      const harness = () =>
+        new Harness({
+          contract,
+          endpoint: target,
+          ledger,
+          timeoutMs: 1000,
+          runs: 1,
+          timeBudgetMs: 1000,
+          seed: 1,
+          deadline: Date.now() + 10_000,
+        });
+      (await harness().connect()).close();
+      ledger.note("act", { accepted: true, commandSeq: 1 });
+      for (const ms of [3, 12, 7]) ledger.step(ms);
+      // The same bridge, connected to again: its commands are still outstanding.
+      (await harness().connect()).close();
+      expect(ledger.outstanding).toBe(1);
+      await target.restart!();
+      (await harness().connect()).close();
+      expect(ledger.outstanding).toBe(0);
+      expect(ledger.completionWaitMs(2000)).toBe(500);
+    } finally {
+      await target.stop();
+    }
+  });
+});
+
 describe("the time line", () => {
   it("says how long restarts and rechecks took, and the pace the waits assumed", async () => {
     const lenient = mutants.find((m) => m.name === "lenient-json")!;
-    // A game loop of 5 ms, and a start of 2 ms: every step and every restart takes a measurable time.
+    // A game loop of 5 ms, and a start of 5 ms: every step and every restart takes a measurable time.
     const slowStart = (token: string) => {
       const bridge = lenient.create({ token, drainIntervalMs: 5 });
       const listen = bridge.listen.bind(bridge);
       bridge.listen = async () => {
-        await sleep(2);
+        await sleep(5);
         return listen();
       };
       return bridge;

@@ -82,6 +82,31 @@ describe("--recheck", () => {
     expect(check.message).toMatch(/seen once, not reproduced in 3 tries/);
   });
 
+  it("runs each try of a case that kills the game loop on a bridge started once for it", async () => {
+    // The failing case leaves the bridge restarted; the tries that follow each start from a fresh
+    // bridge, one start a try: the check's own restart after its failure serves the next try.
+    const dies = mutants.find((m) => m.name === "drain-dies-on-ill-typed")!;
+    const illActs: number[] = [];
+    const report = await runSuite(
+      (token) => {
+        const start = illActs.push(0) - 1;
+        const bridge = dies.create({ token }) as unknown as { act(params: Record<string, unknown>): unknown };
+        const act = bridge.act.bind(bridge);
+        bridge.act = (params) => {
+          if ("x" in params && !Number.isSafeInteger(params.x)) illActs[start]!++;
+          return act(params);
+        };
+        return bridge as unknown as ReferenceBridge;
+      },
+      { checks: allChecks.filter((c) => c.id === dies.check), recheck: 3, timeoutMs: 300 },
+    );
+    const check = report.rules.flatMap((r) => r.checks).find((c) => c.id === dies.check)!;
+    expect(check).toMatchObject({ verdict: "fail", reproduced: { tries: 3, failed: 3, grade: "consistent" } });
+    // Start 0 serves preflight; the check fails on start 1; the tries run on starts 2, 3 and 4; start 5 is left
+    // for what comes next.
+    expect(illActs).toEqual([0, 1, 1, 1, 1, 0]);
+  });
+
   it("is off with 0", async () => {
     const report = await runSuite((token) => lenient.create({ token }), { checks: nonJson, recheck: 0 });
     expect(finding(report).reproduced).toBeUndefined();

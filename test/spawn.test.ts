@@ -4,7 +4,10 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, onTestFinished } from "vitest";
+import { contract } from "../protocol/contract.js";
+import { spawnTarget } from "../runner/targets.js";
 import { watchLoop } from "../runner/watch.js";
+import { Harness } from "../suites/harness/harness.js";
 import { cli, readReport, TEST_TOKEN, until } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-spawn-"));
@@ -70,6 +73,47 @@ describe("a spawned bridge", () => {
     });
     expect(refused).toBe(true);
   }, 120_000);
+});
+
+describe("a spawned bridge asked to restart", () => {
+  it("is kept while nothing has connected to it since it started, unless forced", async () => {
+    const target = await spawnTarget(bridgeCli, { startTimeoutMs: 10_000 });
+    onTestFinished(() => target.stop());
+    await target.restart!();
+    expect(target.restarts).toBe(0);
+    const harness = new Harness({
+      contract,
+      endpoint: target,
+      timeoutMs: 1000,
+      runs: 1,
+      timeBudgetMs: 1000,
+      seed: 1,
+      deadline: Date.now() + 10_000,
+    });
+    await harness.connect();
+    harness.stop();
+    expect(target.fresh).toBe(false);
+    // One caller after another wants a fresh bridge: one start serves them all.
+    await target.restart!();
+    await target.restart!();
+    expect(target.restarts).toBe(1);
+    await target.restart!({ force: true });
+    expect(target.restarts).toBe(2);
+  });
+
+  it("is started again when it exited on its own, though nothing connected to it", async () => {
+    const target = await spawnTarget(
+      `${process.execPath} -e 'console.log(JSON.stringify({ port: 9 })); setTimeout(() => {}, 50)'`,
+      { startTimeoutMs: 10_000 },
+    );
+    onTestFinished(() => target.stop());
+    await until(
+      () => target.exited?.() === true,
+      () => "the bridge did not exit",
+    );
+    await target.restart!();
+    expect(target.restarts).toBe(1);
+  });
 });
 
 describe("--watch", () => {

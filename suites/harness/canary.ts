@@ -134,8 +134,10 @@ async function probe(ctx: CheckContext, memory: CanaryMemory): Promise<Health> {
     };
   }
   const done = await collectCompletions(ctx, conn, cursor, new Set([seq as number]));
-  if (done.has(seq as number))
+  if (done.has(seq as number)) {
+    await learnPace(ctx, conn, type);
     return { replies: true, completions: true, detail: "serving", goodType: type, ...(finding ? { finding } : {}) };
+  }
   // Not seen through events: did it complete all the same (it left the queue, an event was recorded)?
   const after = await status(ctx, conn);
   const latest = await latestSeq(ctx, conn);
@@ -164,4 +166,23 @@ async function probe(ctx: CheckContext, memory: CanaryMemory): Promise<Health> {
     detail: `the accepted command ${JSON.stringify({ type })} (commandSeq ${seq}) did not complete`,
     ...(finding ? { finding } : {}),
   };
+}
+
+/** Most commands acted to learn the pace: each completion awaited is one step of the game loop seen. */
+const PACE_ACTS = 4;
+
+/**
+ * Until the run knows the game loop's pace (before the first check), the same command again, each
+ * acted once the one before has completed, so each waits a whole step of the loop: from the first
+ * check on, a completion is waited for as long as this loop needs, not twice the reply timeout.
+ * One not accepted or not completed ends it: judging that is the checks' business.
+ */
+async function learnPace(ctx: CheckContext, conn: Connection, type: string): Promise<void> {
+  for (let i = 0; ctx.ledger && !ctx.ledger.paced && i < PACE_ACTS; i++) {
+    const cursor = await latestSeq(ctx, conn);
+    const seq = resultOf(await ctx.call(conn, rpc("act", { type }, "canary-pace")))?.commandSeq;
+    if (!Number.isSafeInteger(seq)) return;
+    const done = await collectCompletions(ctx, conn, cursor, new Set([seq as number]));
+    if (!done.has(seq as number)) return;
+  }
 }

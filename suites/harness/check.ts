@@ -163,13 +163,27 @@ export class CommandLedger {
   }
 
   /**
+   * A bridge started afresh counts its commands from the start again: the account starts over
+   * with it. Its pace is kept: it is the same bridge, started by the same command.
+   */
+  restarted(): void {
+    this.accepted.clear();
+    this.completed.clear();
+  }
+
+  /** Whether enough steps were seen to know the bridge's pace. */
+  get paced(): boolean {
+    return this.steps >= PACE_STEPS;
+  }
+
+  /**
    * How long to wait for the next completion before calling a command lost: twice the reply
    * timeout until the bridge's pace is known, then ten times its slowest step (at least half a second,
    * so a game's hitch is no lost command), never more than at first.
    */
   completionWaitMs(timeoutMs: number): number {
     const most = timeoutMs * 2;
-    if (this.steps < PACE_STEPS) return most;
+    if (!this.paced) return most;
     return Math.min(most, Math.max(PACE_FLOOR_MS, Math.ceil(this.slowestStepMs * PACE_FACTOR)));
   }
 

@@ -28,12 +28,29 @@ const WAIT_SHARE = 20;
 
 export const PROBE_NOTE = "liveness probe: does the bridge still answer ping on a fresh connection?";
 
+/** How a restart is asked for. */
+export interface RestartOptions {
+  /**
+   * Restart even a bridge nothing has connected to since it started: the caller found it no
+   * longer serving, and a bridge that stopped on its own is started again, fresh or not.
+   */
+  force?: boolean;
+}
+
 /** How the harness reaches the bridge; the runner provides it. */
 export interface Endpoint {
   host: string;
   port: number;
-  /** Restarts a bridge this tool owns; absent for an endpoint it does not. */
-  restart?(): Promise<void>;
+  /**
+   * Starts a bridge this tool owns afresh; absent for an endpoint it does not. One that is
+   * `fresh` is kept as it is, unless `force`: it is already what a restart would make.
+   */
+  restart?(options?: RestartOptions): Promise<void>;
+  /**
+   * Set while a bridge this tool started has had no connection since: no request has changed
+   * its state. The harness clears it as it connects.
+   */
+  fresh?: boolean;
 }
 
 export interface ContextOptions {
@@ -111,7 +128,12 @@ export class Harness implements CheckContext {
   async connect(options: { alongside?: boolean } = {}): Promise<Connection> {
     if (this.expired) throw new Fault("deadline", "the check ran out of time");
     if (!options.alongside) this.closeAll();
-    const { host, port } = this.options.endpoint;
+    const { endpoint } = this.options;
+    const { host, port } = endpoint;
+    if (endpoint.fresh) {
+      endpoint.fresh = false;
+      this.ledger?.restarted();
+    }
     const n = ++this.connections;
     let conn: Connection;
     try {
@@ -266,7 +288,7 @@ export class Harness implements CheckContext {
     } catch (err) {
       if (err instanceof Fault && err.kind === "config") throw err;
     }
-    await this.options.endpoint.restart?.();
+    await this.options.endpoint.restart?.({ force: true });
     return false;
   }
 
