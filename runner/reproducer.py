@@ -708,6 +708,48 @@ def completes(oracle, ctx):
                 seq, json.dumps(event, default=str))
     return None
 
+def seen_completions(response, completed):
+    """Adds the commands whose completions an events reply shows to completed; returns its newest seq (or 0)."""
+    events = at_path(response, ["result", "events"])
+    newest = 0
+    for item in events if isinstance(events, list) else []:
+        seq, event = at_path(item, ["seq"]), at_path(item, ["event"])
+        if is_number(seq):
+            newest = max(newest, seq)
+        if isinstance(event, dict) and event.get("type") == "command_completed" and is_integer(event.get("commandSeq")):
+            completed.add(decimal.Decimal(event["commandSeq"]))
+    latest = at_path(response, ["result", "latestSeq"])
+    return max(newest, latest) if is_number(latest) else newest
+
+
+def await_completions(peer, args, waited, completed):
+    """
+    Polls events on peer, as the check did, until the completions of the acts waited for are there
+    (each act: its commandSeq and the newest seq seen before it was accepted) or twice the timeout
+    has passed. It only keeps the replay from running ahead of the bridge: what it reads judges nothing.
+    """
+    cursor = min(floor for _, floor in waited)
+    start = time.monotonic()
+    until = start + 2 * args.timeout
+    while any(seq not in completed for seq, _ in waited) and time.monotonic() < until:
+        request = {"jsonrpc": JSONRPC, "id": "replay-wait", "method": "events",
+                   "params": {"afterSeq": int(cursor), "limit": EVENTS_PAGE}}
+        peer.write((json.dumps(request) + "\n").encode("utf-8"), [], 0)
+        outcome = peer.read(args.timeout)
+        page = judge(outcome[1], ["replay-wait"])[0] if outcome[0] == "line" else None
+        if page is None:
+            return
+        seen_completions(page, completed)
+        events = at_path(page, ["result", "events"])
+        if isinstance(events, list) and events and is_number(at_path(events[-1], ["seq"])):
+            cursor = max(cursor, events[-1]["seq"])
+        else:
+            time.sleep(0.005)
+    if VERBOSE:
+        print("  waited   %d ms for the completion of command %s, as the check did" % (
+            (time.monotonic() - start) * 1000, ", ".join(str(seq) for seq, _ in waited)))
+
+
 def is_loopback(host):
     if host == "localhost":
         return True
@@ -785,8 +827,11 @@ def main():
     judged_response, judged_peer = None, None
     last_send, lost = None, False
     opened = 0
+    # What the bridge said of its commands: the acts it accepted (by the step and line of the reply, with the
+    # newest seq seen before it), and the commands whose completions its replies showed.
+    accepted_at, completed, newest = {}, set(), 0
     started = wrote = time.monotonic()
-    for step in STEPS:
+    for index, step in enumerate(STEPS):
         op = step["op"]
         if op == "open":
             if not step.get("alongside"):
@@ -854,6 +899,9 @@ def main():
                     continue
                 all_responses.append(response)
                 timeline.append((methods.get(key(response.get("id"))), response))
+                if at_path(response, ["result", "accepted"]) is True and is_integer(at_path(response, ["result", "commandSeq"])):
+                    accepted_at[(index, i)] = (decimal.Decimal(response["result"]["commandSeq"]), newest)
+                newest = max(newest, seen_completions(response, completed))
                 if step.get("judged"):
                     judged_responses.append(response)
                     if i == 0:
@@ -864,6 +912,9 @@ def main():
                     if not (isinstance(response.get("result"), dict) and response["result"].get("authorized") is True):
                         say("the bridge did not authorize the token in " + TOKEN_ENV + ": set it to the bridge's token")
                         return CANNOT
+            waited = [accepted_at[tuple(w)] for w in step.get("waits", []) if tuple(w) in accepted_at]
+            if any(seq not in completed for seq, _ in waited):
+                await_completions(peer, args, waited, completed)
             if step.get("judged"):
                 # The case waited for the bridge (events it polled for): ask again, as it did, until they are there.
                 until = time.monotonic() + 2 * args.timeout
