@@ -633,7 +633,11 @@ export function scriptOf(check: CheckReport, plan: Plan, rules: string[], report
     "# Exit codes:",
     "#   0  the bridge now behaves: the reply meets the rule",
     "#   1  the bridge still breaks the rule",
-    "#   2  the token is missing or refused, or bad usage",
+    `#   2  the token is missing or refused, or bad usage${
+      check.oracle?.kind === "ledger" && check.oracle.judge !== "status"
+        ? "; or the queue never filled (COULD NOT REPLAY)"
+        : ""
+    }`,
     ...(check.oracle ? [] : ["#   3  the reply differs from the one recorded: changed, judge it yourself"]),
     "#   4  the bridge could not be reached",
     "#",

@@ -5,8 +5,9 @@
 # stands alone: Python 3 and its standard library, nothing else.
 #
 # Exit codes: 0 the bridge now behaves, 1 it still breaks the rule, 2 the case cannot be run (the
-# token is missing or refused, bad usage), 3 a check without a machine oracle got a reply other
-# than the one recorded (judge it yourself), 4 the bridge could not be reached.
+# token is missing or refused, bad usage, or the replay never brought the bridge to the state the case
+# judges: COULD NOT REPLAY), 3 a check without a machine oracle got a reply other than the one recorded
+# (judge it yourself), 4 the bridge could not be reached.
 import argparse
 import base64
 import decimal
@@ -456,6 +457,21 @@ def apply_oracle(oracle, outcome, response, ctx):
     return "this script does not know the oracle " + kind
 
 
+class NotReplayed(Exception):
+    """The replay could not bring the bridge to the state the case judges: no verdict either way."""
+
+
+def not_filled(rejections, accepted, most, limit):
+    """None once the queue rejected an act; else, as the check skips then, no verdict: a queue that never filled
+    says nothing of what a full one does."""
+    if rejections:
+        return None
+    raise NotReplayed(
+        "the queue never filled: %d acts were all accepted with at most %d outstanding at once, below "
+        "maxQueuedCommands %s (the bridge completed them as fast as this script acted), so whether it rejects at "
+        "the limit was not seen; run it again on a less busy machine" % (accepted, most, limit))
+
+
 def ledger(oracle, ctx):
     """
     What was outstanding when the bridge served the judged act or status, as the check's ledger
@@ -566,8 +582,12 @@ def ledger(oracle, ctx):
     try:
         among = set(book["accepted"])
         at_most = len(among) - len(book["done"] & among)
-        wrong = None if fresh else judged(response, among, at_most, oracle["judge"] == "act" and accept(response))
-        rejections = 0
+        wrong, rejections, most = None, 0, 0
+        if not fresh:
+            accepted = oracle["judge"] == "act" and accept(response)
+            wrong = judged(response, among, at_most, accepted)
+            if oracle["judge"] == "act":
+                rejections, most = (0, at_most) if accepted else (1, 0)
         for n in range(oracle.get("more", 0)):
             if wrong:
                 return wrong
@@ -577,6 +597,7 @@ def ledger(oracle, ctx):
                 r = call("act", oracle["act"], "more-%d" % n)
                 accepted = accept(r)
                 rejections += 0 if accepted else 1
+                most = max(most, at_most) if accepted else most
                 wrong = judged(r, among, at_most, accepted)
                 # Rejections at the edge, each after one completion: twice the check's four, as a replay's pace differs.
                 if rejections >= 8:
@@ -594,8 +615,10 @@ def ledger(oracle, ctx):
                 among = set(book["accepted"])
                 at_most = len(among) - len(book["done"] & among)
                 wrong = judged(call("status", {}, "more-status-%d" % n), among, at_most, False)
-        if wrong or not flood:
+        if wrong or oracle["judge"] == "status":
             return wrong
+        if not flood:
+            return not_filled(rejections, len(book["accepted"]), most, limit)
         # Then every accepted command completes: a full queue rejects, it never drops or overwrites.
         until = time.monotonic() + 2 * timeout
         while book["accepted"] - book["done"] and time.monotonic() < until:
@@ -610,7 +633,7 @@ def ledger(oracle, ctx):
         if lost:
             return "%d of %d accepted commands never completed: the queue dropped or overwrote them" % (
                 lost, len(book["accepted"]))
-        return None
+        return not_filled(rejections, len(book["accepted"]), most, limit)
     except LookupError as err:
         return str(err)
 
@@ -824,7 +847,7 @@ def main():
     earlier, judged_responses, all_responses = {}, [], []
     # Every reply in order, with the method of the request it answers (what a ledger of commands counts).
     timeline, methods = [], {}
-    judged_response, judged_peer = None, None
+    judged_response, judged_peer, unreplayed = None, None, None
     last_send, lost = None, False
     opened = 0
     # What the bridge said of its commands: the acts it accepted (by the step and line of the reply, with the
@@ -938,7 +961,10 @@ def main():
                     context = {"args": args, "earlier": earlier, "with_judged": mine, "peer": peer,
                                "response": judged_response, "timeline": timeline, "outcome": first, "fill": fill,
                                "judged_responses": judged_responses, "all_responses": all_responses}
-                    wrong = apply_oracle(ORACLE, first, judged_response, context)
+                    try:
+                        wrong = apply_oracle(ORACLE, first, judged_response, context)
+                    except NotReplayed as err:
+                        wrong, unreplayed = None, str(err)
                     if wrong:
                         problems.append(wrong)
     for p in peers:
@@ -959,6 +985,9 @@ def main():
     if problems:
         say("STILL BROKEN: " + "; ".join(problems))
         return BREAKS
+    if unreplayed:
+        say("COULD NOT REPLAY: " + unreplayed)
+        return CANNOT
     if ORACLE:
         say("BEHAVES: the reply meets the rule")
         return BEHAVES

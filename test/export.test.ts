@@ -101,6 +101,17 @@ describe.skipIf(!hasPython)("--export DIR writes a standalone reproducer per fai
     expect(fixed.code, fixed.out).toBe(0);
   });
 
+  it("says it could not replay a flood whose queue never filled, rather than that the bridge behaves", async () => {
+    const { file } = await exported("queue-never-full");
+    const roomy = await reproduce(
+      file,
+      await listening(new ReferenceBridge({ token: TEST_TOKEN, maxQueuedCommands: 1000 })),
+    );
+    expect(roomy.code, roomy.out).toBe(2);
+    expect(roomy.out).toContain("COULD NOT REPLAY: the queue never filled");
+    expect(roomy.out).not.toContain("BEHAVES");
+  });
+
   it("without an oracle, the same reply again exits 1 and a different one exits 3, both shown", async () => {
     // A failure recorded without an oracle (a check that has none): the replies are compared instead.
     const { mutant, check, report } = await exported("runs-unterminated-at-fin");
