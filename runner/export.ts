@@ -124,7 +124,17 @@ type Step =
   | { op: "half_close" }
   /** Entries the report left out (removed once the judged request is known: only a gap before it matters). */
   | { op: "gap" }
-  | { op: "read"; count: number; recorded: Recorded[]; judged?: true };
+  | {
+      op: "read";
+      count: number;
+      recorded: Recorded[];
+      judged?: true;
+      /**
+       * The acts (the step and line of the reply that accepted each) whose completions the case first
+       * saw in this reply: the check waited for them here, so a replay waits too before it goes on.
+       */
+      waits?: [number, number][];
+    };
 
 export interface Plan {
   steps: Step[];
@@ -265,8 +275,51 @@ export function planOf(check: CheckReport, o: ExportOptions): Plan {
   const lost = plan.steps.find((s) => missing.has(s));
   if (lost) plan.unreproducible ??= missing.get(lost);
   plan.steps = plan.steps.filter((s) => s.op !== "gap");
+  markWaits(plan.steps);
   if (plan.probe && o.tokenConfigured) plan.needsToken = true;
   return plan;
+}
+
+/** A recorded reply's result object, where the report holds its line whole. */
+function recordedResult(r: Recorded): Record<string, unknown> | undefined {
+  if (r.kind !== "line" || r.text === undefined || r.truncated) return undefined;
+  try {
+    const { result } = JSON.parse(r.text) as { result?: unknown };
+    return result && typeof result === "object" && !Array.isArray(result)
+      ? (result as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Acceptance is not completion: the check polled events until an accepted command's completion was
+ * there before it went on. Each read where the case first saw an act's completion is marked with
+ * that act, so a replay whose bridge is slower than the run's waits for it at the same point,
+ * rather than reading on in a history the check never saw.
+ */
+function markWaits(steps: Step[]): void {
+  const acceptedAt = new Map<unknown, [number, number]>();
+  const seen = new Set<string>();
+  for (const [i, step] of steps.entries()) {
+    if (step.op !== "read") continue;
+    const waits: [number, number][] = [];
+    for (const [j, recorded] of step.recorded.entries()) {
+      const result = recordedResult(recorded);
+      if (result?.accepted === true && Number.isSafeInteger(result.commandSeq))
+        acceptedAt.set(result.commandSeq, [i, j]);
+      for (const item of Array.isArray(result?.events) ? (result.events as unknown[]) : []) {
+        const event = (item as { event?: { type?: unknown; commandSeq?: unknown } } | null)?.event;
+        const act = event?.type === "command_completed" ? acceptedAt.get(event.commandSeq) : undefined;
+        if (act && !seen.has(`${act}`)) {
+          seen.add(`${act}`);
+          waits.push(act);
+        }
+      }
+    }
+    if (waits.length && !step.judged) step.waits = waits;
+  }
 }
 
 /**
@@ -559,6 +612,12 @@ export function scriptOf(check: CheckReport, plan: Plan, rules: string[], report
     "# request the check judged: first as every reply (strict UTF-8, one JSON object without NaN, the",
     `# jsonrpc version "${contract.jsonrpc}", the request's id echoed, exactly one of result and error),`,
     "# then by the check's oracle.",
+    ...(plan.steps.some((s) => s.op === "read" && s.waits)
+      ? [
+          "# Where the check waited for a command's completion before it went on, the script waits for it too",
+          "# (polling events, at most twice the timeout), so a slower bridge is read at the same point.",
+        ]
+      : []),
     ...(check.oracle
       ? comment("Oracle:      ", oracleText(check.oracle))
       : comment("No oracle:   ", `${noOracleReason(check.id)}: the reply is compared with the one recorded`)),
@@ -574,7 +633,11 @@ export function scriptOf(check: CheckReport, plan: Plan, rules: string[], report
     "# Exit codes:",
     "#   0  the bridge now behaves: the reply meets the rule",
     "#   1  the bridge still breaks the rule",
-    "#   2  the token is missing or refused, or bad usage",
+    `#   2  the token is missing or refused, or bad usage${
+      check.oracle?.kind === "ledger" && check.oracle.judge !== "status"
+        ? "; or the queue never filled (COULD NOT REPLAY)"
+        : ""
+    }`,
     ...(check.oracle ? [] : ["#   3  the reply differs from the one recorded: changed, judge it yourself"]),
     "#   4  the bridge could not be reached",
     "#",

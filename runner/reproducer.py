@@ -5,8 +5,9 @@
 # stands alone: Python 3 and its standard library, nothing else.
 #
 # Exit codes: 0 the bridge now behaves, 1 it still breaks the rule, 2 the case cannot be run (the
-# token is missing or refused, bad usage), 3 a check without a machine oracle got a reply other
-# than the one recorded (judge it yourself), 4 the bridge could not be reached.
+# token is missing or refused, bad usage, or the replay never brought the bridge to the state the case
+# judges: COULD NOT REPLAY), 3 a check without a machine oracle got a reply other than the one recorded
+# (judge it yourself), 4 the bridge could not be reached.
 import argparse
 import base64
 import decimal
@@ -456,6 +457,21 @@ def apply_oracle(oracle, outcome, response, ctx):
     return "this script does not know the oracle " + kind
 
 
+class NotReplayed(Exception):
+    """The replay could not bring the bridge to the state the case judges: no verdict either way."""
+
+
+def not_filled(rejections, accepted, most, limit):
+    """None once the queue rejected an act; else, as the check skips then, no verdict: a queue that never filled
+    says nothing of what a full one does."""
+    if rejections:
+        return None
+    raise NotReplayed(
+        "the queue never filled: %d acts were all accepted with at most %d outstanding at once, below "
+        "maxQueuedCommands %s (the bridge completed them as fast as this script acted), so whether it rejects at "
+        "the limit was not seen; run it again on a less busy machine" % (accepted, most, limit))
+
+
 def ledger(oracle, ctx):
     """
     What was outstanding when the bridge served the judged act or status, as the check's ledger
@@ -566,8 +582,12 @@ def ledger(oracle, ctx):
     try:
         among = set(book["accepted"])
         at_most = len(among) - len(book["done"] & among)
-        wrong = None if fresh else judged(response, among, at_most, oracle["judge"] == "act" and accept(response))
-        rejections = 0
+        wrong, rejections, most = None, 0, 0
+        if not fresh:
+            accepted = oracle["judge"] == "act" and accept(response)
+            wrong = judged(response, among, at_most, accepted)
+            if oracle["judge"] == "act":
+                rejections, most = (0, at_most) if accepted else (1, 0)
         for n in range(oracle.get("more", 0)):
             if wrong:
                 return wrong
@@ -577,6 +597,7 @@ def ledger(oracle, ctx):
                 r = call("act", oracle["act"], "more-%d" % n)
                 accepted = accept(r)
                 rejections += 0 if accepted else 1
+                most = max(most, at_most) if accepted else most
                 wrong = judged(r, among, at_most, accepted)
                 # Rejections at the edge, each after one completion: twice the check's four, as a replay's pace differs.
                 if rejections >= 8:
@@ -594,8 +615,10 @@ def ledger(oracle, ctx):
                 among = set(book["accepted"])
                 at_most = len(among) - len(book["done"] & among)
                 wrong = judged(call("status", {}, "more-status-%d" % n), among, at_most, False)
-        if wrong or not flood:
+        if wrong or oracle["judge"] == "status":
             return wrong
+        if not flood:
+            return not_filled(rejections, len(book["accepted"]), most, limit)
         # Then every accepted command completes: a full queue rejects, it never drops or overwrites.
         until = time.monotonic() + 2 * timeout
         while book["accepted"] - book["done"] and time.monotonic() < until:
@@ -610,7 +633,7 @@ def ledger(oracle, ctx):
         if lost:
             return "%d of %d accepted commands never completed: the queue dropped or overwrote them" % (
                 lost, len(book["accepted"]))
-        return None
+        return not_filled(rejections, len(book["accepted"]), most, limit)
     except LookupError as err:
         return str(err)
 
@@ -708,6 +731,48 @@ def completes(oracle, ctx):
                 seq, json.dumps(event, default=str))
     return None
 
+def seen_completions(response, completed):
+    """Adds the commands whose completions an events reply shows to completed; returns its newest seq (or 0)."""
+    events = at_path(response, ["result", "events"])
+    newest = 0
+    for item in events if isinstance(events, list) else []:
+        seq, event = at_path(item, ["seq"]), at_path(item, ["event"])
+        if is_number(seq):
+            newest = max(newest, seq)
+        if isinstance(event, dict) and event.get("type") == "command_completed" and is_integer(event.get("commandSeq")):
+            completed.add(decimal.Decimal(event["commandSeq"]))
+    latest = at_path(response, ["result", "latestSeq"])
+    return max(newest, latest) if is_number(latest) else newest
+
+
+def await_completions(peer, args, waited, completed):
+    """
+    Polls events on peer, as the check did, until the completions of the acts waited for are there
+    (each act: its commandSeq and the newest seq seen before it was accepted) or twice the timeout
+    has passed. It only keeps the replay from running ahead of the bridge: what it reads judges nothing.
+    """
+    cursor = min(floor for _, floor in waited)
+    start = time.monotonic()
+    until = start + 2 * args.timeout
+    while any(seq not in completed for seq, _ in waited) and time.monotonic() < until:
+        request = {"jsonrpc": JSONRPC, "id": "replay-wait", "method": "events",
+                   "params": {"afterSeq": int(cursor), "limit": EVENTS_PAGE}}
+        peer.write((json.dumps(request) + "\n").encode("utf-8"), [], 0)
+        outcome = peer.read(args.timeout)
+        page = judge(outcome[1], ["replay-wait"])[0] if outcome[0] == "line" else None
+        if page is None:
+            return
+        seen_completions(page, completed)
+        events = at_path(page, ["result", "events"])
+        if isinstance(events, list) and events and is_number(at_path(events[-1], ["seq"])):
+            cursor = max(cursor, events[-1]["seq"])
+        else:
+            time.sleep(0.005)
+    if VERBOSE:
+        print("  waited   %d ms for the completion of command %s, as the check did" % (
+            (time.monotonic() - start) * 1000, ", ".join(str(seq) for seq, _ in waited)))
+
+
 def is_loopback(host):
     if host == "localhost":
         return True
@@ -782,11 +847,14 @@ def main():
     earlier, judged_responses, all_responses = {}, [], []
     # Every reply in order, with the method of the request it answers (what a ledger of commands counts).
     timeline, methods = [], {}
-    judged_response, judged_peer = None, None
+    judged_response, judged_peer, unreplayed = None, None, None
     last_send, lost = None, False
     opened = 0
+    # What the bridge said of its commands: the acts it accepted (by the step and line of the reply, with the
+    # newest seq seen before it), and the commands whose completions its replies showed.
+    accepted_at, completed, newest = {}, set(), 0
     started = wrote = time.monotonic()
-    for step in STEPS:
+    for index, step in enumerate(STEPS):
         op = step["op"]
         if op == "open":
             if not step.get("alongside"):
@@ -854,6 +922,9 @@ def main():
                     continue
                 all_responses.append(response)
                 timeline.append((methods.get(key(response.get("id"))), response))
+                if at_path(response, ["result", "accepted"]) is True and is_integer(at_path(response, ["result", "commandSeq"])):
+                    accepted_at[(index, i)] = (decimal.Decimal(response["result"]["commandSeq"]), newest)
+                newest = max(newest, seen_completions(response, completed))
                 if step.get("judged"):
                     judged_responses.append(response)
                     if i == 0:
@@ -864,6 +935,9 @@ def main():
                     if not (isinstance(response.get("result"), dict) and response["result"].get("authorized") is True):
                         say("the bridge did not authorize the token in " + TOKEN_ENV + ": set it to the bridge's token")
                         return CANNOT
+            waited = [accepted_at[tuple(w)] for w in step.get("waits", []) if tuple(w) in accepted_at]
+            if any(seq not in completed for seq, _ in waited):
+                await_completions(peer, args, waited, completed)
             if step.get("judged"):
                 # The case waited for the bridge (events it polled for): ask again, as it did, until they are there.
                 until = time.monotonic() + 2 * args.timeout
@@ -887,7 +961,10 @@ def main():
                     context = {"args": args, "earlier": earlier, "with_judged": mine, "peer": peer,
                                "response": judged_response, "timeline": timeline, "outcome": first, "fill": fill,
                                "judged_responses": judged_responses, "all_responses": all_responses}
-                    wrong = apply_oracle(ORACLE, first, judged_response, context)
+                    try:
+                        wrong = apply_oracle(ORACLE, first, judged_response, context)
+                    except NotReplayed as err:
+                        wrong, unreplayed = None, str(err)
                     if wrong:
                         problems.append(wrong)
     for p in peers:
@@ -908,6 +985,9 @@ def main():
     if problems:
         say("STILL BROKEN: " + "; ".join(problems))
         return BREAKS
+    if unreplayed:
+        say("COULD NOT REPLAY: " + unreplayed)
+        return CANNOT
     if ORACLE:
         say("BEHAVES: the reply meets the rule")
         return BEHAVES

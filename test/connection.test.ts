@@ -1,7 +1,9 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { contract } from "../protocol/contract.js";
+import { describeReply, fail, pass } from "../suites/harness/check.js";
 import { ConnectError, Connection, WireStats } from "../suites/harness/connection.js";
 import { Harness } from "../suites/harness/harness.js";
 import { REDACTED, redactor } from "../suites/harness/redact.js";
@@ -313,5 +315,55 @@ describe("Harness.call: each reply judged as it arrives", () => {
     });
     expect(finding.verdict).toBe("pass");
     expect(raw).toBe(`{"jsonrpc":"${contract.jsonrpc}","id":7,"result":{"ok":true,"name":"\u00e9\u{1f600}"}}`);
+  });
+});
+
+describe("Harness near its deadline", () => {
+  /** A harness on a bridge that answers ping (ids in `silent` never), with `ms` left before its deadline. */
+  async function harness(ms: number, silent = new Set<unknown>()) {
+    const s = await lineServer((line) => {
+      const { id } = JSON.parse(line) as { id: unknown };
+      return silent.has(id)
+        ? undefined
+        : `{"jsonrpc":"${contract.jsonrpc}","id":${JSON.stringify(id)},"result":{"ok":true}}\n`;
+    });
+    closers.push(s.close);
+    const endpoint = { host: "127.0.0.1", port: s.port };
+    const options = { contract, endpoint, timeoutMs: 1000, runs: 5, timeBudgetMs: 1000, seed: 1 };
+    return new Harness({ ...options, deadline: Date.now() + ms });
+  }
+  const ping = (id: unknown) => ({ jsonrpc: contract.jsonrpc, id, method: "ping", params: {} });
+
+  it("lets the case under way finish before another starts, so no case closes another's connections", async () => {
+    // Cases of 150 ms against a deadline 400 ms away: the third is under way when no more may start.
+    const h = await harness(400);
+    let running = 0;
+    let most = 0;
+    const slowCase = async () => {
+      most = Math.max(most, ++running);
+      try {
+        const conn = await h.session();
+        await h.call(conn, ping(1));
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        const reply = await h.call(conn, ping(2));
+        return reply.kind === "response" ? pass("answered") : fail("no reply", "a reply", describeReply(reply));
+      } finally {
+        running--;
+      }
+    };
+    const first = await h.property(fc.integer(), slowCase);
+    const second = await h.property(fc.integer(), slowCase);
+    expect(most).toBe(1);
+    expect([first.verdict, second.verdict]).not.toContain("fail");
+  });
+
+  it("reads a wait for a reply that its deadline cut short as no verdict, not as a bridge that stopped answering", async () => {
+    const h = await harness(200, new Set([2]));
+    const finding = await h.runCase(async () => {
+      const conn = await h.session();
+      const reply = await h.call(conn, ping(2));
+      return reply.kind === "response" ? pass("answered") : fail("no reply", "a reply", describeReply(reply));
+    });
+    expect(finding).toMatchObject({ verdict: "error", message: "the check ran out of time" });
   });
 });

@@ -88,6 +88,30 @@ describe.skipIf(!hasPython)("--export DIR writes a standalone reproducer per fai
     expect(fixed.out).toContain("BEHAVES");
   });
 
+  it("waits where the check waited for a completion, so a bridge completing slower than the run's shows the same fault", async () => {
+    // The check read its cursor once the first command had completed; a replay that read it before
+    // would compare two cursors of an empty history and see nothing wrong.
+    const { mutant, file } = await exported("event-seq-per-connection");
+    expect(readFileSync(file, "utf8")).toContain("'waits': [[");
+    const slow = { token: TEST_TOKEN, drainIntervalMs: 200 };
+    const still = await reproduce(file, await listening(mutant.create(slow)));
+    expect(still.code, still.out).toBe(1);
+    expect(still.out).toContain("STILL BROKEN");
+    const fixed = await reproduce(file, await listening(new ReferenceBridge(slow)));
+    expect(fixed.code, fixed.out).toBe(0);
+  });
+
+  it("says it could not replay a flood whose queue never filled, rather than that the bridge behaves", async () => {
+    const { file } = await exported("queue-never-full");
+    const roomy = await reproduce(
+      file,
+      await listening(new ReferenceBridge({ token: TEST_TOKEN, maxQueuedCommands: 1000 })),
+    );
+    expect(roomy.code, roomy.out).toBe(2);
+    expect(roomy.out).toContain("COULD NOT REPLAY: the queue never filled");
+    expect(roomy.out).not.toContain("BEHAVES");
+  });
+
   it("without an oracle, the same reply again exits 1 and a different one exits 3, both shown", async () => {
     // A failure recorded without an oracle (a check that has none): the replies are compared instead.
     const { mutant, check, report } = await exported("runs-unterminated-at-fin");

@@ -7,7 +7,7 @@ import {
   RpcError,
   type Session,
 } from "../reference/bridge.js";
-import { type Mutant, mutant } from "./mutant.js";
+import { FILLABLE, type Mutant, mutant } from "./mutant.js";
 
 // Faults that make a bridge stop doing something while the rest of it serves: each must be named
 // once, on its own rule, and must not pass for a game loop that died.
@@ -70,6 +70,8 @@ export const mutants: Mutant[] = [
         }
       }
     },
+    "fail",
+    FILLABLE,
   ),
   mutant(
     "reply-without-lf",

@@ -14,7 +14,7 @@ import { mutants as bytes } from "./bytes.js";
 import { mutants as deep } from "./deep.js";
 import { mutants as events } from "./events.js";
 import { mutants as health } from "./health.js";
-import { type Mutant, mutant } from "./mutant.js";
+import { FILLABLE, type Mutant, mutant } from "./mutant.js";
 import { mutants as oracles } from "./oracles.js";
 import { mutants as replies } from "./replies.js";
 import { mutants as sessions } from "./sessions.js";
@@ -369,6 +369,8 @@ const basics: Mutant[] = [
         return super.act(params);
       }
     },
+    "fail",
+    FILLABLE,
   ),
   mutant(
     "act-seq-constant",

@@ -20,6 +20,13 @@ export interface Mutant {
   create(options?: BridgeOptions): ReferenceBridge;
 }
 
+/**
+ * A game loop slow enough that a client on a busy machine still fills the queue: a full queue's faults show
+ * only once acts come faster than commands complete, and a loop of a few milliseconds drains as fast as a
+ * client that reads events between acts can act when it gets little of the machine.
+ */
+export const FILLABLE: BridgeOptions = { drainIntervalMs: 20 };
+
 export const mutant = (
   name: string,
   check: string,

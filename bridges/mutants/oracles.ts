@@ -1,5 +1,5 @@
 import { CODES, type Json, type JsonObject, ReferenceBridge, RpcError } from "../reference/bridge.js";
-import { type Mutant, mutant } from "./mutant.js";
+import { FILLABLE, type Mutant, mutant } from "./mutant.js";
 
 /** The reference's act with the capacity test bent: `full` says when the queue rejects. */
 class QueueBridge extends ReferenceBridge {
@@ -79,6 +79,8 @@ export const mutants: Mutant[] = [
         return this.queue.length >= this.options.maxQueuedCommands - 1;
       }
     },
+    "fail",
+    FILLABLE,
   ),
   mutant(
     "queue-holds-one-more",
@@ -90,6 +92,8 @@ export const mutants: Mutant[] = [
         return this.queue.length > this.options.maxQueuedCommands;
       }
     },
+    "fail",
+    FILLABLE,
   ),
   mutant(
     "queue-never-full",
@@ -101,6 +105,8 @@ export const mutants: Mutant[] = [
         return false;
       }
     },
+    "fail",
+    FILLABLE,
   ),
   mutant(
     "history-one-short",

@@ -239,6 +239,10 @@ export class Harness implements CheckContext {
   }
 
   private judged(read: ReadResult, options: ReadOptions): Reply {
+    // A wait the check's deadline cut short (or a connection closed as the check was stopped) says nothing of the
+    // bridge: a reply late past the deadline is no missing reply.
+    if (read.kind === "timeout" ? this.expired : this.stopped && (read.kind === "closed" || read.kind === "reset"))
+      throw new Fault("deadline", "the check ran out of time");
     if (read.kind === "oversized") {
       const max = this.contract.limits.maxLineBytes;
       throw violation(
@@ -320,9 +324,17 @@ export class Harness implements CheckContext {
     const waitShare = this.timeBudgetMs / WAIT_SHARE;
     const waitedBefore = this.ledger?.waitedMs ?? 0;
     let notRun = 0;
+    // Leave time to finish the case under way and report: no case starts past half of what is left (or past two
+    // timeouts before the deadline, if later). This is fast-check's interruptAfterTimeLimit without its race, which
+    // would leave the case under way running beside the next one on this harness's connections, each closing the
+    // other's and reading that as a bridge that stopped answering.
+    const stopCasesAt =
+      Date.now() +
+      Math.max(1, (this.options.deadline - Date.now()) / 2, this.options.deadline - Date.now() - this.timeoutMs * 2);
     const result = await fc.check(
       fc.asyncProperty(arbitrary, async (input) => {
-        if (inconclusive || this.expired) return true; // stop shrinking towards a harness fault or past the deadline
+        if (inconclusive) return true; // stop shrinking towards a harness fault
+        if (Date.now() >= stopCasesAt) throw new fc.PreconditionFailure(true);
         if (exact) {
           if (ran !== undefined) return true;
           ran = "";
@@ -371,11 +383,6 @@ export class Harness implements CheckContext {
         examples: (options.examples ?? []).map((e) => [e] as [T]),
         seed: this.options.seed,
         ...(this.options.path ? { path: this.options.path } : {}),
-        // Leave time to finish the case under way and report; at least half of what is left goes to cases.
-        interruptAfterTimeLimit: Math.max(
-          1,
-          Math.max((this.options.deadline - Date.now()) / 2, this.options.deadline - Date.now() - this.timeoutMs * 2),
-        ),
         markInterruptAsFailure: false,
         endOnFailure: noShrink,
       },
