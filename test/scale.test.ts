@@ -85,6 +85,14 @@ describe("--duration", () => {
     expect(read(json).durationMs).toBeLessThan(4000 + 3000);
   });
 
+  it("says so when the checks leave no second for a round", async () => {
+    const lines: string[] = [];
+    await runSuite(undefined, { rules: ["method.ping"], durationMs: 500, log: (line) => void lines.push(line) });
+    expect(lines.filter((l) => l.startsWith("fuzzing"))).toEqual([
+      "fuzzing: no round: the checks took all but the last second of --duration",
+    ]);
+  });
+
   it("rejects a duration it cannot read", async () => {
     expect((await cli(["--duration", "soon"])).err).toMatch(
       /--duration must be a positive time such as 500ms, 2s, 10m or 1h/,
