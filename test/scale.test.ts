@@ -65,15 +65,15 @@ describe("--shard and --merge", () => {
 });
 
 describe("--duration", () => {
-  // Tried again: one full run in four exited 1 here on this machine and the cause is not found yet
-  // (alone, and with three runs at once, it passes every time).
-  it("fuzzes with fresh seeds after the checks and stops at the deadline", { retry: 2 }, async () => {
+  it("fuzzes with fresh seeds after the checks and stops at the deadline", async () => {
     const json = join(dir, "fuzz.json");
+    // Quick checks only, so that rounds have time left after them on a busy machine too: the deep session,
+    // which judges wire.utf8 as well, can take the whole four seconds there, and no round is then due.
     const r = await cli([
       "--profile",
       "quick",
-      "--rules",
-      "error.method-not-found,wire.utf8",
+      "--check",
+      "error.method-not-found/unknown-method,wire.utf8/malformed,wire.utf8/unicode-text",
       "--duration",
       "4s",
       "--json",
