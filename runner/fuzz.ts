@@ -26,6 +26,9 @@ export async function fuzzUntil(
   let lastLog = Date.now();
   const failingNow = () => [...results.values()].filter((r) => r.finding.verdict === "fail").length;
   let lastFailing = failingNow();
+  // A round needs a second at least: the checks may have used up the time on a slow bridge or a busy machine.
+  if (Date.now() >= end - 1000 && !o.signal?.aborted)
+    log("fuzzing: no round: the checks took all but the last second of --duration");
   while (Date.now() < end - 1000 && !o.signal?.aborted) {
     round++;
     const { checks, unreached } = coverage.round(all);

@@ -65,15 +65,15 @@ describe("--shard and --merge", () => {
 });
 
 describe("--duration", () => {
-  // Tried again: one full run in four exited 1 here on this machine and the cause is not found yet
-  // (alone, and with three runs at once, it passes every time).
-  it("fuzzes with fresh seeds after the checks and stops at the deadline", { retry: 2 }, async () => {
+  it("fuzzes with fresh seeds after the checks and stops at the deadline", async () => {
     const json = join(dir, "fuzz.json");
+    // Quick checks only, so that rounds have time left after them on a busy machine too: the deep session,
+    // which judges wire.utf8 as well, can take the whole four seconds there, and no round is then due.
     const r = await cli([
       "--profile",
       "quick",
-      "--rules",
-      "error.method-not-found,wire.utf8",
+      "--check",
+      "error.method-not-found/unknown-method,wire.utf8/malformed,wire.utf8/unicode-text",
       "--duration",
       "4s",
       "--json",
@@ -83,6 +83,14 @@ describe("--duration", () => {
     expect(r.err).toMatch(/fuzzing: round \d+ done, 0 failing checks, [01] s left/);
     expect(r.err.split("\n").filter((l) => l.startsWith("fuzzing")).length).toBeLessThanOrEqual(3);
     expect(read(json).durationMs).toBeLessThan(4000 + 3000);
+  });
+
+  it("says so when the checks leave no second for a round", async () => {
+    const lines: string[] = [];
+    await runSuite(undefined, { rules: ["method.ping"], durationMs: 500, log: (line) => void lines.push(line) });
+    expect(lines.filter((l) => l.startsWith("fuzzing"))).toEqual([
+      "fuzzing: no round: the checks took all but the last second of --duration",
+    ]);
   });
 
   it("rejects a duration it cannot read", async () => {

@@ -55,6 +55,8 @@ export const mutants: Mutant[] = [
         return { ...status, queuedCommands: (status.queuedCommands as number) + this.leaked };
       }
     },
+    "fail",
+    FILLABLE,
   ),
   mutant(
     "queue-full-wrong-code",
