@@ -320,7 +320,7 @@ describe("Harness.call: each reply judged as it arrives", () => {
 
 describe("Harness near its deadline", () => {
   /** A harness on a bridge that answers ping (ids in `silent` never), with `ms` left before its deadline. */
-  async function harness(ms: number, silent = new Set<unknown>()) {
+  async function harness(ms: number, silent = new Set<unknown>(), exact: { path?: string } = {}) {
     const s = await lineServer((line) => {
       const { id } = JSON.parse(line) as { id: unknown };
       return silent.has(id)
@@ -330,7 +330,7 @@ describe("Harness near its deadline", () => {
     closers.push(s.close);
     const endpoint = { host: "127.0.0.1", port: s.port };
     const options = { contract, endpoint, timeoutMs: 1000, runs: 5, timeBudgetMs: 1000, seed: 1 };
-    return new Harness({ ...options, deadline: Date.now() + ms });
+    return new Harness({ ...options, ...exact, deadline: Date.now() + ms });
   }
   const ping = (id: unknown) => ({ jsonrpc: contract.jsonrpc, id, method: "ping", params: {} });
 
@@ -365,5 +365,22 @@ describe("Harness near its deadline", () => {
       return reply.kind === "response" ? pass("answered") : fail("no reply", "a reply", describeReply(reply));
     });
     expect(finding).toMatchObject({ verdict: "error", message: "the check ran out of time" });
+  });
+
+  it("counts no case the deadline cut short as passed, and calls an exact replay cut short no replay", async () => {
+    const unanswered = (h: Harness) => async () => {
+      const reply = await h.call(await h.session(), ping(2));
+      return reply.kind === "response" ? pass("answered") : fail("no reply", "a reply", describeReply(reply));
+    };
+    const generated = await harness(200, new Set([2]));
+    expect(await generated.property(fc.integer(), unanswered(generated))).toMatchObject({
+      verdict: "error",
+      message: expect.stringMatching(/^no generated case finished within the check's deadline/),
+    });
+    const replayed = await harness(200, new Set([2]), { path: "0" });
+    expect(await replayed.property(fc.integer(), unanswered(replayed))).toMatchObject({
+      verdict: "error",
+      message: "the check ran out of time",
+    });
   });
 });

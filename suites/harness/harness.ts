@@ -22,10 +22,10 @@ import { Transcript } from "./transcript.js";
 
 /** Ends the note that opens a connection kept beside the open ones (otherwise opening one closes the others). */
 export const ALONGSIDE = " alongside the open ones";
-/** The note before the liveness probe: what follows it asks whether the bridge still serves, not about the case. */
 /** A property's generated cases may wait on the game loop for 1/WAIT_SHARE of the profile's time budget. */
 const WAIT_SHARE = 20;
 
+/** The note before the liveness probe: what follows it asks whether the bridge still serves, not about the case. */
 export const PROBE_NOTE = "liveness probe: does the bridge still answer ping on a fresh connection?";
 
 /** How a restart is asked for. */
@@ -324,6 +324,7 @@ export class Harness implements CheckContext {
     const waitShare = this.timeBudgetMs / WAIT_SHARE;
     const waitedBefore = this.ledger?.waitedMs ?? 0;
     let notRun = 0;
+    let cut = 0;
     // Leave time to finish the case under way and report: no case starts past half of what is left (or past two
     // timeouts before the deadline, if later). This is fast-check's interruptAfterTimeLimit without its race, which
     // would leave the case under way running beside the next one on this harness's connections, each closing the
@@ -364,7 +365,10 @@ export class Harness implements CheckContext {
         // Named once it ran: a stateful case prints the commands it ran.
         if (exact) ran = fc.stringify(input);
         if (finding.verdict === "error") {
-          if (!this.expired) inconclusive = finding;
+          // A case the check's deadline cut short was not judged: it is not counted as passed, and an exact
+          // replay cut short replayed nothing.
+          if (!this.expired || exact) inconclusive = finding;
+          else cut++;
           return true;
         }
         if (finding.verdict === "fail") {
@@ -417,15 +421,24 @@ export class Harness implements CheckContext {
         verdict: "error",
         message: `the property could not be run: ${String(result.errorInstance ?? "unknown error")}`,
       };
+    const judged = result.numRuns - notRun - cut;
+    if (judged <= 0 && (cut || result.interrupted))
+      return {
+        verdict: "error",
+        message: `no generated case finished within the check's deadline (${cut} cut short)`,
+      };
     // A warning names its case exactly, so that a replay judges that case and no other.
     if (warning)
       return warningPath === undefined ? warning : { ...warning, seed: this.options.seed, path: warningPath };
-    const note = result.interrupted ? ` (interrupted by the deadline after ${result.numRuns} cases)` : "";
+    const note =
+      result.interrupted || cut
+        ? ` (interrupted by the deadline after ${judged} cases${cut ? `, ${cut} more cut short` : ""})`
+        : "";
     const paced = notRun
       ? ` (${notRun} more not run: waiting on the game loop took this check's ${waitShare} ms share of the ` +
         `profile's time budget${this.ledger ? `; its slowest step took ${this.ledger.slowestStepMs} ms` : ""})`
       : "";
-    return { verdict: "pass", message: `${result.numRuns - notRun} generated cases passed${paced}${note}.` };
+    return { verdict: "pass", message: `${judged} generated cases passed${paced}${note}.` };
   }
 
   /** Time this run has spent waiting for completions since `before` (one check waits at a time: see Check.needs). */
