@@ -142,23 +142,12 @@ async function explore(ctx: CheckContext, cov: Coverage, types: string[], two: b
   // case, and not bound by the budget (as classes first are everywhere), so quick finds what standard finds.
   const seeds = tour(types, two).map((steps) => steps.map((s) => new StepCommand(s)));
   const late = (commands: unknown) => !seeds.includes(commands as StepCommand[]) && Date.now() > budgetEnd;
-  const judge = async (commands: Iterable<fc.AsyncCommand<object, DeepSession>>): Promise<Finding> => {
-    if (!failing && late(commands)) {
-      beyond++;
-      return pass("not run: past the time budget");
-    }
-    ran++;
-    let session: DeepSession | undefined;
+  /** One session of the commands, from a fresh bridge where this tool owns it (at an endpoint, as it is). */
+  const session = async (commands: Iterable<fc.AsyncCommand<object, DeepSession>>, fresh: boolean) => {
     try {
-      // Every case from a fresh bridge where this tool owns it, so a failing case fails alike alone: shrunk and
-      // replayed. At an endpoint, cases follow one another on the bridge as it is. The first case of a run (the
-      // seed sequence that fills the history) takes the bridge as the checks before left it, as at an endpoint:
-      // it fills the history to maxEvents whatever it held, so a history an earlier check filled is topped up,
-      // not made again (at a game's pace a fill takes seconds).
-      const asItStands = ran === 1 && !replay && commands === seeds[0];
-      if (!asItStands && (await ctx.fresh())) life = newLife(typesActed);
-      session = await DeepSession.open(ctx, cov, life, types, two);
-      await fc.asyncModelRun(() => ({ model: {}, real: session! }), commands);
+      if (fresh && (await ctx.fresh())) life = newLife(typesActed);
+      const session = await DeepSession.open(ctx, cov, life, types, two);
+      await fc.asyncModelRun(() => ({ model: {}, real: session }), commands);
       const broken = await session.finish();
       if (broken) {
         failing = true;
@@ -175,6 +164,25 @@ async function explore(ctx: CheckContext, cov: Coverage, types: string[], two: b
       throw err;
     }
     return pass("the session matched the model");
+  };
+  const judge = async (commands: Iterable<fc.AsyncCommand<object, DeepSession>>): Promise<Finding> => {
+    if (!failing && late(commands)) {
+      beyond++;
+      return pass("not run: past the time budget");
+    }
+    ran++;
+    // Every case from a fresh bridge where this tool owns it, so a failing case fails alike alone: shrunk and
+    // replayed. At an endpoint, cases follow one another on the bridge as it is. The first case of a run (the
+    // seed sequence that fills the history) is first tried on the bridge as the checks before left it, as at an
+    // endpoint: it fills the history to maxEvents whatever it held, so a history an earlier check filled is topped
+    // up, not made again (at a game's pace a fill takes seconds). Only a pass counts there: anything else may be what
+    // those checks left, so the case is judged again from a fresh bridge, as every replay of it runs.
+    if (ran === 1 && !replay && ctx.unreached === undefined && commands === seeds[0]) {
+      const asItStands = await session(commands, false).catch(() => undefined);
+      if (asItStands?.verdict === "pass") return asItStands;
+      failing = false;
+    }
+    return session(commands, true);
   };
   const replay = decodeAim(ctx.replayPath);
   const run = ({ aim, costly, tour }: Plan, runs: number) =>
