@@ -52,7 +52,7 @@ export const EXIT_CODES: readonly (readonly [number, string])[] = [
 export const REPRODUCER_EXIT: readonly (readonly [number, string])[] = [
   [0, "the bridge now behaves"],
   [1, "it still breaks the rule"],
-  [2, "the token is missing or refused"],
+  [2, "the token is missing or refused, or the replay never reached the case's state (COULD NOT REPLAY)"],
   [3, "a check without a machine oracle got another reply than recorded"],
   [4, "nothing listens"],
 ];
