@@ -754,20 +754,29 @@ def await_completions(peer, args, waited, completed):
     cursor = min(floor for _, floor in waited)
     start = time.monotonic()
     until = start + 2 * args.timeout
+    # A late reply to one of the case's own requests is not this wait's: it is kept for the step that reads it.
+    held = []
     while any(seq not in completed for seq, _ in waited) and time.monotonic() < until:
         request = {"jsonrpc": JSONRPC, "id": "replay-wait", "method": "events",
                    "params": {"afterSeq": int(cursor), "limit": EVENTS_PAGE}}
         peer.write((json.dumps(request) + "\n").encode("utf-8"), [], 0)
-        outcome = peer.read(args.timeout)
-        page = judge(outcome[1], ["replay-wait"])[0] if outcome[0] == "line" else None
+        page = None
+        while page is None:
+            outcome = peer.read(args.timeout)
+            if outcome[0] != "line":
+                break
+            page = judge(outcome[1], ["replay-wait"])[0]
+            if page is None:
+                held.append(outcome[1])
         if page is None:
-            return
+            break
         seen_completions(page, completed)
         events = at_path(page, ["result", "events"])
         if isinstance(events, list) and events and is_number(at_path(events[-1], ["seq"])):
             cursor = max(cursor, events[-1]["seq"])
         else:
             time.sleep(0.005)
+    peer.buffer = b"".join(line + b"\n" for line in held) + peer.buffer
     if VERBOSE:
         print("  waited   %d ms for the completion of command %s, as the check did" % (
             (time.monotonic() - start) * 1000, ", ".join(str(seq) for seq, _ in waited)))
