@@ -3,7 +3,6 @@ import type { Contract, RuleId } from "../protocol/contract.js";
 import { VERDICT_ORDER, type Verdict, worst } from "../protocol/verdict.js";
 import type { CheckReport, RuleReport } from "../reports/types.js";
 import { type Check, type Finding, requirementOf } from "../suites/harness/check.js";
-import type { RunOptions } from "./run.js";
 
 export interface CheckResult {
   check: Check;
@@ -84,12 +83,12 @@ export function summarize(rules: RuleReport[]): Record<Verdict, number> {
   >;
 }
 
-/** A check's finding as the report shows it (before redaction). */
-export function toCheckReport(
-  check: Check,
+/** A check's finding as the report shows it (before redaction); client mode's checks too. */
+export function toCheckReport<C extends Pick<Check, "id" | "description" | "rules" | "note">>(
+  check: C,
   f: Finding,
   durationMs: number,
-  o: Pick<RunOptions, "contract" | "replayCommand" | "seed">,
+  o: { contract: Contract; replayCommand?: (check: C, finding: Finding) => string },
 ): CheckReport {
   const report: CheckReport = {
     id: check.id,

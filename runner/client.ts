@@ -2,7 +2,7 @@
 // the case's bytes, and judges what the client did.
 import type { Contract, RuleId } from "../protocol/contract.js";
 import { fanOut } from "../reports/index.js";
-import type { CheckReport, Report, Reporter } from "../reports/types.js";
+import type { Report, Reporter } from "../reports/types.js";
 import { ClientContext, marginMs, Slots } from "../suites/client/context.js";
 import {
   BRIDGE_DUTY,
@@ -11,8 +11,8 @@ import {
   preflight,
   UNOBSERVED_CLIENT_DUTIES,
 } from "../suites/client/index.js";
-import { type Finding, requirementOf } from "../suites/harness/check.js";
-import { aggregate, type CheckResult, summarize } from "./aggregate.js";
+import type { Finding } from "../suites/harness/check.js";
+import { aggregate, type CheckResult, summarize, toCheckReport } from "./aggregate.js";
 import { PROFILES } from "./options.js";
 import { TOOL } from "./tool.js";
 
@@ -93,7 +93,10 @@ export async function runClientMode(options: ClientRunOptions): Promise<Report> 
     if (options.strict && judged.verdict === "warn") {
       judged = { ...judged, verdict: "fail", message: `${judged.message} (a warning; --strict makes it a failure)` };
     }
-    const report = toCheckReport(check, judged, durationMs, options);
+    const report = toCheckReport(check, judged, durationMs, {
+      contract,
+      replayCommand: (c, f) => replayCommand(c, f, options),
+    });
     results.push({ check: { ...check, run: async () => judged }, finding: judged, report });
     if (!blocked) await fanOut(reporters, "onCheckEnd", log, info, report);
   }
@@ -174,25 +177,6 @@ function context(o: ClientRunOptions, slots: Slots): ClientContext {
     slots,
     signal: o.signal,
   });
-}
-
-function toCheckReport(check: ClientCheck, f: Finding, durationMs: number, o: ClientRunOptions): CheckReport {
-  const report: CheckReport = {
-    id: check.id,
-    verdict: f.verdict,
-    message: f.message,
-    description: check.description,
-    requirement: requirementOf({ ...check, run: async () => f }, o.contract),
-    durationMs,
-  };
-  if (f.expected !== undefined) report.expected = f.expected;
-  if (f.actual !== undefined) report.actual = f.actual;
-  if (f.counterexample !== undefined) report.counterexample = f.counterexample;
-  if (f.seed !== undefined) report.seed = f.seed;
-  if (f.path !== undefined) report.path = f.path;
-  if (f.verdict === "fail" || f.verdict === "warn") report.replay = replayCommand(check, f, o);
-  if (f.transcript && f.verdict !== "pass") report.transcript = f.transcript;
-  return report;
 }
 
 const shellQuote = (s: string) => (/^[\w./:=@-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);

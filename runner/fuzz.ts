@@ -48,7 +48,7 @@ export async function fuzzUntil(
       // Only what the bridge did counts here: a check the deadline cut short proves nothing.
       const bridgeFault = finding.verdict === "fail" || finding.verdict === "warn";
       if (bridgeFault && VERDICT_ORDER.indexOf(finding.verdict) < VERDICT_ORDER.indexOf(known.finding.verdict)) {
-        const report = redact.deep(toCheckReport(check, { seed, ...finding }, 0, { ...o, seed }));
+        const report = redact.deep(toCheckReport(check, { seed, ...finding }, 0, o));
         results.set(check.id, { check, finding, report });
       }
     }

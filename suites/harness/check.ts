@@ -91,7 +91,7 @@ export type SharedState = "history";
 export const dealKey = (check: Check): string => (check.state ? `state:${check.state}` : check.id);
 
 /** The requirement a check judges, in the contract's words. */
-export function requirementOf(check: Check, contract: Contract): string {
+export function requirementOf(check: Pick<Check, "rules" | "note">, contract: Contract): string {
   const text = check.rules.filter((id) => contract.has(id)).map((id) => contract.rule(id).requirement)[0] ?? "";
   return check.note ? `${text} [${check.note}]` : text;
 }
