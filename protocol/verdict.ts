@@ -161,6 +161,8 @@ export interface ReplayedCase {
   replayPath?: string;
   /** Cases per property when the case was found. */
   runs?: number;
+  /** Passes in a row asked of a case recorded as flaky before it counts as fixed. */
+  tries?: number;
   verdict: Verdict;
   /** The case as it ran. */
   case?: string;

@@ -1,6 +1,7 @@
 // Exact cases run again: the recheck of a fresh failure, a report's replay, the corpus and
-// --last-failed. A claim that a case is FIXED rests on that one case, run once, on the target
-// that failed: no later cases, no shrinking, no silent change of target.
+// --last-failed. A claim that a case is FIXED rests on that one case on the target that failed:
+// no later cases, no shrinking, no silent change of target; run once, or as many times in a row as
+// a case recorded as flaky needs before one pass can be trusted.
 import { contract as shipped } from "../protocol/contract.js";
 import { worst } from "../protocol/verdict.js";
 import type { CheckReport, Report, Reporter } from "../reports/types.js";
@@ -39,7 +40,7 @@ export async function runWithCase(check: Check, o: RunOptions, log: (line: strin
     return finding!;
   };
   if (!saved) return ownCases();
-  const first = await runCheck(check, o, saved);
+  const first = await runExact(check, o, saved);
   const replayed = {
     ...saved,
     verdict: first.verdict,
@@ -99,13 +100,54 @@ export async function recheck(check: Check, finding: Finding, o: RunOptions): Pr
   };
 }
 
+/** How sure a replay must be that a flaky case no longer fails before it calls it fixed. */
+const FALSE_FIX_AT_MOST = 0.05;
+/** The most passes in a row a replay asks of a flaky case. */
+const MOST_TRIES = 20;
+
+/**
+ * Passes in a row that a case failing `failed` times in `tries` would show by chance no more often
+ * than FALSE_FIX_AT_MOST (the fault's rate taken as seen); one for a case that failed every time.
+ */
+export function triesToTrust(failed: number, tries: number): number {
+  const rate = failed / tries;
+  if (rate >= 1) return 1;
+  if (rate <= 0) return MOST_TRIES;
+  return Math.min(MOST_TRIES, Math.ceil(Math.log(FALSE_FIX_AT_MOST) / Math.log(1 - rate)));
+}
+
+/**
+ * An exact case, run as often as its record asks: each try on a fresh bridge where this tool owns
+ * it, ending at the first that does not pass. A case recorded as flaky is fixed only when it passes
+ * every try, and the finding says how many.
+ */
+async function runExact(check: Check, o: RunOptions, exact: Case): Promise<Finding> {
+  const tries = exact.tries ?? 1;
+  for (let i = 1; ; i++) {
+    if (i > 1) await o.target?.restart?.();
+    const finding = await runCheck(check, o, exact);
+    if (tries === 1) return finding;
+    if (finding.verdict !== "pass")
+      return { ...finding, message: `${finding.message} (try ${i} of ${tries}: the case was recorded as flaky)` };
+    if (i === tries)
+      return {
+        ...finding,
+        message: `${finding.message} It passed ${tries} tries in a row, each on a fresh bridge where this tool owns it (the case was recorded as flaky).`,
+      };
+  }
+}
+
 /** The exact case a report recorded for a check: its seed (its own, or derived from the run's), path and run count. */
 export function recordedCase(report: Report, check: CheckReport): Case {
+  // The failure itself is one more time the case failed than its recheck counted.
+  const seen = check.reproduced;
+  const tries = seen && seen.failed < seen.tries ? triesToTrust(seen.failed + 1, seen.tries + 1) : 1;
   return {
     seed: check.seed ?? checkSeed(report.seed, check.id),
     ...(check.path !== undefined ? { path: check.path } : {}),
     ...(check.replayPath ? { replayPath: check.replayPath } : {}),
     ...(report.runs ? { runs: report.runs } : {}),
+    ...(tries > 1 ? { tries } : {}),
   };
 }
 

@@ -4,7 +4,7 @@ import { flaky } from "../bridges/mutants/flaky.js";
 import { mutants } from "../bridges/mutants/index.js";
 import type { Report } from "../reports/types.js";
 import { compareReports } from "../runner/compare.js";
-import { recordedTarget } from "../runner/replay.js";
+import { recordedCase, recordedTarget, triesToTrust } from "../runner/replay.js";
 import type { Check, Finding } from "../suites/harness/check.js";
 import { allChecks } from "../suites/index.js";
 import { runSuite } from "./helpers.js";
@@ -120,6 +120,53 @@ describe("a fault on some connections", () => {
       });
       expect(finding(replay, lenient.check).verdict).toBe("fail");
     }
+  });
+});
+
+describe("a replay of a case recorded as flaky", () => {
+  const lenient = mutants.find((m) => m.name === "lenient-json")!;
+  const nonJson = allChecks.filter((c) => c.id === lenient.check);
+
+  it("asks as many passes in a row as make a chance fix unlikely", () => {
+    expect(triesToTrust(4, 4)).toBe(1);
+    expect(triesToTrust(2, 4)).toBe(5); // 0.5^5 < 0.05 <= 0.5^4
+    expect(triesToTrust(1, 4)).toBe(11);
+    expect(triesToTrust(0, 4)).toBe(20);
+  });
+
+  it("is FIXED only after passing every try, and fails at the first try that fails", async () => {
+    const random = seeded(7);
+    const report = await runSuite((token) => flaky(lenient, 0.5, random).create({ token }), {
+      checks: nonJson,
+      recheck: 10,
+      timeoutMs: 400,
+    });
+    const recorded = finding(report, lenient.check);
+    expect(recorded.reproduced?.grade).toBe("flaky");
+    const exact = recordedCase(report, recorded);
+    expect(exact.tries).toBeGreaterThan(1);
+    // On the mutant: every try on a fresh bridge, so a fault on half the connections shows before the tries run out.
+    let starts = 0;
+    const later = seeded(3);
+    const again = await runSuite(
+      (token) => {
+        starts++;
+        return flaky(lenient, 0.5, later).create({ token });
+      },
+      { checks: nonJson, cases: new Map([[lenient.check, exact]]), timeoutMs: 400 },
+    );
+    const replayed = finding(again, lenient.check);
+    expect(replayed.verdict).toBe("fail");
+    expect(replayed.message).toMatch(/\(try \d+ of \d+: the case was recorded as flaky\)/);
+    expect(starts).toBeGreaterThan(1);
+    // On the reference bridge: every try passes, and the finding says how many.
+    const fixed = await runSuite(undefined, {
+      checks: nonJson,
+      cases: new Map([[lenient.check, exact]]),
+      timeoutMs: 400,
+    });
+    expect(finding(fixed, lenient.check)).toMatchObject({ verdict: "pass", replayed: { tries: exact.tries } });
+    expect(finding(fixed, lenient.check).message).toContain(`It passed ${exact.tries} tries in a row`);
   });
 });
 
