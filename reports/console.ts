@@ -318,7 +318,7 @@ export function timeLine(report: Report): string {
     : "";
   const pace =
     t && t.completionsMs >= 100
-      ? ` (a completion waited for up to ${s(t.completionWaitMs)}: the slowest step of the game loop seen took ${t.slowestStepMs} ms)`
+      ? ` (a completion waited for up to ${t.completionWaitMs} ms: the slowest step of the game loop seen took ${t.slowestStepMs} ms)`
       : "";
   return (
     `time: ${s(report.durationMs)}, of it ${s(w.waitingMs)} waiting on the bridge${parts}${pace}; ` +

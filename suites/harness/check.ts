@@ -138,8 +138,11 @@ export interface PropertyOptions<T = unknown> {
 const PACE_STEPS = 3;
 /** The wait for a completion, as a multiple of the slowest step seen. */
 const PACE_FACTOR = 10;
-/** The shortest wait for a completion, whatever the pace: a game may hitch for a moment. */
-const PACE_FLOOR_MS = 500;
+/**
+ * The shortest wait for a completion, whatever the pace: a game may hitch for a moment. Moments in
+ * which this machine or the bridge did not run at all lengthen the wait (collectCompletions).
+ */
+const PACE_FLOOR_MS = 250;
 
 /**
  * Every command a run saw accepted, and every completion it read: what the queue may still hold
@@ -178,7 +181,7 @@ export class CommandLedger {
 
   /**
    * How long to wait for the next completion before calling a command lost: twice the reply
-   * timeout until the bridge's pace is known, then ten times its slowest step (at least half a second,
+   * timeout until the bridge's pace is known, then ten times its slowest step (at least a quarter of a second,
    * so a game's hitch is no lost command), never more than at first.
    */
   completionWaitMs(timeoutMs: number): number {

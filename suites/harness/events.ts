@@ -162,13 +162,18 @@ export class Backoff {
     this.next = 0;
   }
 
-  async wait(until = Number.POSITIVE_INFINITY): Promise<void> {
+  /** Pauses, and says for how long it meant to. */
+  async wait(until = Number.POSITIVE_INFINITY): Promise<number> {
     const ms = Math.min(this.next, Math.max(0, until - Date.now()));
     this.next = Math.min(Math.max(1, this.next * 2), this.capMs);
     if (ms < 1) await nextTurn();
     else await sleep(ms);
+    return Math.max(0, ms);
   }
 }
+
+/** A turn of the wait this much longer than planned was a stall, not time the game loop had. */
+const STALL_MS = 100;
 
 /** Longest extra look for a duplicate completion once every awaited one has arrived. */
 const DUPLICATE_GRACE_MS = 20;
@@ -216,7 +221,22 @@ async function follow(
   let pace = 0;
   let settleUntil: number | undefined;
   let drained = false;
+  /** How much the wait was lengthened for moments neither side could run: never past the wait before the pace is known. */
+  let stalledMs = 0;
+  const mostStalledMs = Math.max(0, ctx.timeoutMs * 2 - waitMs);
+  let turnStarted = Date.now();
+  let planned = 0;
   for (;;) {
+    // A turn far longer than planned is a moment this machine or the bridge did not run at all (a loaded
+    // machine, a collector's pause): it does not count as time the game loop had to complete the command.
+    const over = Date.now() - turnStarted - planned;
+    if (over > STALL_MS && stalledMs < mostStalledMs) {
+      const added = Math.min(over, mostStalledMs - stalledMs);
+      stalledMs += added;
+      until += added;
+    }
+    turnStarted = Date.now();
+    planned = 0;
     const page = await readEvents(ctx, conn, cursor, pageMax, "completions");
     const { events } = page;
     if (events.length && events[0]!.seq > cursor + 1) seen.unseen += events[0]!.seq - cursor - 1;
@@ -256,7 +276,7 @@ async function follow(
       return seen;
     }
     // A page may stop short of latestSeq (a full page, or one kept within the line limit): read on at once.
-    if (!events.length || cursor >= page.latestSeq) await pause.wait(settleUntil ?? until);
+    if (!events.length || cursor >= page.latestSeq) planned = await pause.wait(settleUntil ?? until);
   }
 }
 
