@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { mutants } from "../bridges/mutants/index.js";
 import { type BridgeOptions, boundedMessage, MAX_MESSAGE_BYTES, ReferenceBridge } from "../bridges/reference/bridge.js";
 import { contract } from "../protocol/contract.js";
 import { type Check, pass, resultOf } from "../suites/harness/check.js";
@@ -136,5 +137,47 @@ describe("following completions through a small history", () => {
     expect(
       report.rules.flatMap((r) => r.checks).find((c) => c.id === "preflight/integration.command-completion"),
     ).toMatchObject({ verdict: "fail" });
+  });
+});
+
+describe("a long history", () => {
+  const historyChecks = allChecks.filter((c) => c.state);
+  const typed = allChecks.find((c) => c.id === "command.x/typed")!;
+  const bound = allChecks.find((c) => c.id === "method.events/history-bound")!;
+  const boundIn = (report: Awaited<ReturnType<typeof runSuite>>) =>
+    report.rules.find((r) => r.id.endsWith(".integration.bounded-state"))!.checks.find((c) => c.id === bound.id)!;
+
+  it("is needed by checks that run after every other but the validation sessions", () => {
+    const at = (c: Check) => allChecks.indexOf(c);
+    const firstSession = allChecks.findIndex((c) => c.id.startsWith("validation."));
+    const lastOther = Math.max(...allChecks.filter((c) => !c.state && at(c) < firstSession).map(at));
+    expect(historyChecks.length).toBeGreaterThan(1);
+    for (const c of historyChecks) expect(at(c)).toBeGreaterThan(lastOther);
+    for (const c of historyChecks) expect(at(c)).toBeLessThan(firstSession);
+  });
+
+  it("is topped up from what the earlier checks' commands made, not made again", async () => {
+    const report = await runSuite((token) => new ReferenceBridge({ token, maxEvents: 30 }), {
+      checks: [typed, bound],
+    });
+    const found = boundIn(report);
+    expect(found.verdict).toBe("pass");
+    // From empty it takes maxEvents + 5 = 35 completions.
+    const made = Number(/^After (\d+) completions/.exec(found.message)?.[1]);
+    expect(made).toBeGreaterThanOrEqual(5);
+    expect(made).toBeLessThan(35);
+  });
+
+  it("that was taken over and broke the bound is judged again from a fresh bridge, as every replay starts", async () => {
+    const unbounded = mutants.find((m) => m.name === "unbounded-history")!;
+    // The flood completes a whole queue (64) first: more events than the history may hold.
+    const flood = allChecks.find((c) => c.id === "error.queue-full/flood")!;
+    const report = await runSuite((token) => unbounded.create({ token, maxEvents: 30 }), {
+      checks: [flood, bound],
+    });
+    const found = boundIn(report);
+    expect(found.verdict).toBe("fail");
+    // Judged on a fresh bridge: the history holds exactly the maxEvents + 5 this check made, none of the earlier.
+    expect(found.message).toMatch(/^status reports 35 retained events, over maxEvents 30/);
   });
 });
