@@ -98,6 +98,18 @@ export async function endpointTarget(
   }
 }
 
+/**
+ * A restart asked for while one is under way is that one: two checks that each find the bridge
+ * gone get one bridge started afresh, not two started over each other.
+ */
+function oneAtATime<A extends unknown[]>(restart: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
+  let underWay: Promise<void> | undefined;
+  return (...args) =>
+    (underWay ??= restart(...args).finally(() => {
+      underWay = undefined;
+    }));
+}
+
 /** A bridge this process runs itself (the built-in reference bridge). */
 export interface EmbeddedBridge {
   listen(): Promise<{ host: string; port: number }>;
@@ -123,16 +135,17 @@ export async function embeddedTarget(
     label: `${label} on ${formatHostPort(host, port)}`,
     restarts: 0,
     fresh: true,
-    async restart({ force = false } = {}) {
+    restart: oneAtATime(async ({ force = false } = {}) => {
       if (target.fresh && !force) return;
       target.restarts++;
       const t0 = Date.now();
       await bridge.close();
       bridge = make({ token, port: target.port });
-      await bridge.listen();
+      // Fresh from before it listens: a check connecting the moment it does is counted, not overwritten.
       target.fresh = true;
+      await bridge.listen();
       target.restartMs = (target.restartMs ?? 0) + Date.now() - t0;
-    },
+    }),
     stop: () => bridge.close(),
   };
   return target;
@@ -155,7 +168,7 @@ export async function spawnTarget(command: string, options: SpawnOptions): Promi
     label: `spawned \`${command}\` on ${formatHostPort(child.host, child.port)}`,
     restarts: 0,
     fresh: true,
-    async restart({ force = false } = {}) {
+    restart: oneAtATime(async ({ force = false } = {}) => {
       // One that exited on its own since is not fresh, whoever asks.
       if (target.fresh && !force && running(child.process)) return;
       target.restarts++;
@@ -165,16 +178,17 @@ export async function spawnTarget(command: string, options: SpawnOptions): Promi
       if (!(await accepts(child.host, child.port))) await exitWithin(child.process, 1000);
       await stopProcess(child.process);
       const died = child.exit;
+      // Fresh from before it starts: a check connecting the moment it listens is counted, not overwritten.
+      target.fresh = true;
       child = await start(command, options);
       child.exit = died; // a death before the restart is still to be reported
       Object.assign(target, {
         host: child.host,
         port: child.port,
         endpoint: formatHostPort(child.host, child.port),
-        fresh: true,
       });
       target.restartMs = (target.restartMs ?? 0) + Date.now() - t0;
-    },
+    }),
     stop: () => stopProcess(child.process),
     takeExit() {
       const exit = child.exit;

@@ -155,6 +155,33 @@ describe("the account of commands", () => {
       await target.stop();
     }
   });
+
+  it("is not lost to two restarts asked for at once: they are one bridge started afresh", async () => {
+    const target = await embeddedTarget((o) => new ReferenceBridge(o));
+    try {
+      const ledger = new CommandLedger();
+      const harness = new Harness({
+        contract,
+        endpoint: target,
+        ledger,
+        timeoutMs: 1000,
+        runs: 1,
+        timeBudgetMs: 1000,
+        seed: 1,
+        deadline: Date.now() + 10_000,
+      });
+      (await harness.connect()).close();
+      await Promise.all([target.restart!({ force: true }), target.restart!({ force: true })]);
+      expect(target.restarts).toBe(1);
+      // Connected to once it is up: no longer fresh, so the next restart is a real one.
+      (await harness.connect()).close();
+      expect(target.fresh).toBe(false);
+      await target.restart!();
+      expect(target.restarts).toBe(2);
+    } finally {
+      await target.stop();
+    }
+  });
 });
 
 describe("the time line", () => {
