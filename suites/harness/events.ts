@@ -227,8 +227,9 @@ async function follow(
   let turnStarted = Date.now();
   let planned = 0;
   for (;;) {
-    // A turn far longer than planned is a moment this machine or the bridge did not run at all (a loaded
-    // machine, a collector's pause): it does not count as time the game loop had to complete the command.
+    const page = await readEvents(ctx, conn, cursor, pageMax, "completions");
+    // A turn (a pause and a read) far longer than planned is a moment this machine or the bridge did not run
+    // at all (a loaded machine, a collector's pause): not time the game loop had to complete the command.
     const over = Date.now() - turnStarted - planned;
     if (over > STALL_MS && stalledMs < mostStalledMs) {
       const added = Math.min(over, mostStalledMs - stalledMs);
@@ -237,7 +238,6 @@ async function follow(
     }
     turnStarted = Date.now();
     planned = 0;
-    const page = await readEvents(ctx, conn, cursor, pageMax, "completions");
     const { events } = page;
     if (events.length && events[0]!.seq > cursor + 1) seen.unseen += events[0]!.seq - cursor - 1;
     for (const { seq, event } of events) {
