@@ -221,8 +221,12 @@ async function follow(
   let pace = 0;
   let settleUntil: number | undefined;
   let drained = false;
-  /** How much the wait was lengthened for moments neither side could run: never past the wait before the pace is known. */
+  /**
+   * How much the wait for the next completion was lengthened for moments neither side could run (never past the
+   * wait before the pace is known), and how much of that since the last awaited completion (not the game loop's).
+   */
   let stalledMs = 0;
+  let stalledSinceArrival = 0;
   const mostStalledMs = Math.max(0, ctx.timeoutMs * 2 - waitMs);
   let turnStarted = Date.now();
   let planned = 0;
@@ -231,9 +235,10 @@ async function follow(
     // A turn (a pause and a read) far longer than planned is a moment this machine or the bridge did not run
     // at all (a loaded machine, a collector's pause): not time the game loop had to complete the command.
     const over = Date.now() - turnStarted - planned;
-    if (over > STALL_MS && stalledMs < mostStalledMs) {
-      const added = Math.min(over, mostStalledMs - stalledMs);
+    if (over > STALL_MS) {
+      const added = Math.max(0, Math.min(over, mostStalledMs - stalledMs));
       stalledMs += added;
+      stalledSinceArrival += over;
       until += added;
     }
     turnStarted = Date.now();
@@ -250,11 +255,14 @@ async function follow(
         { seq, commandSeq: event.commandSeq, success: event.success, message: event.message, event },
       ]);
       if (waiting.has(key)) {
-        pace = Date.now() - lastArrival;
+        // A stall is the machine's, not a step of the game loop: it does not slow the pace every later wait follows.
+        pace = Math.max(0, Date.now() - lastArrival - stalledSinceArrival);
         lastArrival = Date.now();
+        stalledSinceArrival = 0;
         ctx.ledger?.step(pace);
       }
       until = Date.now() + waitMs;
+      stalledMs = 0;
     }
     if (events.length) pause.reset();
     const missing = [...waiting].filter((s) => !seen.has(s));
