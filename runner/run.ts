@@ -105,7 +105,8 @@ export async function run(options: RunOptions): Promise<Report> {
     (c) => c.rules.some(options.selected) && (!options.onlyChecks || options.onlyChecks.has(c.id)),
   );
   // Every shard deals the same selection the same way.
-  const chosen = wanted.filter(shardFilter(wanted, options.shard));
+  const dealt = wanted.filter(shardFilter(wanted, options.shard));
+  const chosen = options.target?.restart ? historyLate(dealt) : dealt;
   // Rules that failed last time go first (watch mode), in their usual order.
   if (options.first?.size) {
     const early = (c: Check) => c.rules.some((r) => options.first!.has(r));
@@ -346,6 +347,20 @@ function skipReason(id: RuleId, o: RunOptions, runnable: readonly Check[]): stri
  * whole run does. The deal depends only on the checks and the table, so shards are disjoint,
  * complete and alike in every job.
  */
+/**
+ * Where this tool can start the bridge afresh, the checks that take over a long history (Check.state) run after
+ * every other check but the validation sessions: the events the checks before them made count toward the history
+ * they need, so a bridge that completes one command a game tick fills it once, mostly with commands judged anyway.
+ * A check that stops the game loop before them is followed by a fresh bridge, so they still reach a verdict. At an
+ * endpoint they keep their place, ahead of the checks that may stop the loop for good.
+ */
+export function historyLate(checks: readonly Check[]): Check[] {
+  const at = checks.findIndex((c) => c.id.startsWith("validation."));
+  const end = at === -1 ? checks.length : at;
+  const head = checks.slice(0, end);
+  return [...head.filter((c) => !c.state), ...head.filter((c) => c.state), ...checks.slice(end)];
+}
+
 function shardFilter(checks: readonly Check[], shard: RunOptions["shard"]): (check: Check) => boolean {
   if (!shard) return () => true;
   const cost = checkCosts(checks);

@@ -39,18 +39,5 @@ async function discover(): Promise<Check[]> {
 
 const rank = (group: string) => (GROUP_ORDER.includes(group) ? GROUP_ORDER.indexOf(group) : GROUP_ORDER.length);
 
-/**
- * Checks that take over a long history (Check.state) run after every other check but the
- * validation sessions: the events the checks before them made count toward the history they
- * need, so a bridge that completes one command a game tick is filled once, mostly by commands that
- * were judged anyway.
- */
-function historyLate(checks: Check[]): Check[] {
-  const at = checks.findIndex((c) => c.id.startsWith("validation."));
-  const end = at === -1 ? checks.length : at;
-  const head = checks.slice(0, end);
-  return [...head.filter((c) => !c.state), ...head.filter((c) => c.state), ...checks.slice(end)];
-}
-
 /** Every check, in the order a run takes them. */
-export const allChecks: readonly Check[] = historyLate(await discover());
+export const allChecks: readonly Check[] = await discover();
