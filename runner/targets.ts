@@ -99,15 +99,22 @@ export async function endpointTarget(
 }
 
 /**
- * A restart asked for while one is under way is that one: two checks that each find the bridge
- * gone get one bridge started afresh, not two started over each other.
+ * Restarts one at a time: one asked for while another is under way waits for it and is that one,
+ * so two checks that each find the bridge gone get one bridge started afresh, and neither goes on
+ * before it listens. Otherwise a restart happens where `needed` says so.
  */
-function oneAtATime<A extends unknown[]>(restart: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
+function oneAtATime(
+  needed: (force: boolean) => boolean,
+  restart: () => Promise<void>,
+): (options?: { force?: boolean }) => Promise<void> {
   let underWay: Promise<void> | undefined;
-  return (...args) =>
-    (underWay ??= restart(...args).finally(() => {
-      underWay = undefined;
-    }));
+  return async ({ force = false } = {}) => {
+    if (!underWay && needed(force))
+      underWay = restart().finally(() => {
+        underWay = undefined;
+      });
+    await underWay;
+  };
 }
 
 /** A bridge this process runs itself (the built-in reference bridge). */
@@ -135,17 +142,22 @@ export async function embeddedTarget(
     label: `${label} on ${formatHostPort(host, port)}`,
     restarts: 0,
     fresh: true,
-    restart: oneAtATime(async ({ force = false } = {}) => {
-      if (target.fresh && !force) return;
-      target.restarts++;
-      const t0 = Date.now();
-      await bridge.close();
-      bridge = make({ token, port: target.port });
-      // Fresh from before it listens: a check connecting the moment it does is counted, not overwritten.
-      target.fresh = true;
-      await bridge.listen();
-      target.restartMs = (target.restartMs ?? 0) + Date.now() - t0;
-    }),
+    restart: oneAtATime(
+      (force) => force || !target.fresh,
+      async () => {
+        target.restarts++;
+        const t0 = Date.now();
+        await bridge.close();
+        bridge = make({ token, port: target.port });
+        // Fresh from before it listens: a check connecting the moment it does is counted, not overwritten.
+        target.fresh = true;
+        await bridge.listen().catch((err: unknown) => {
+          target.fresh = false; // no bridge listens: the next restart is a real one
+          throw err;
+        });
+        target.restartMs = (target.restartMs ?? 0) + Date.now() - t0;
+      },
+    ),
     stop: () => bridge.close(),
   };
   return target;
@@ -168,27 +180,29 @@ export async function spawnTarget(command: string, options: SpawnOptions): Promi
     label: `spawned \`${command}\` on ${formatHostPort(child.host, child.port)}`,
     restarts: 0,
     fresh: true,
-    restart: oneAtATime(async ({ force = false } = {}) => {
-      // One that exited on its own since is not fresh, whoever asks.
-      if (target.fresh && !force && running(child.process)) return;
-      target.restarts++;
-      const t0 = Date.now();
-      // A bridge that no longer accepts connections is usually exiting on its own: give its exit
-      // a moment to arrive, so its death is reported as such and not taken for this tool's stop.
-      if (!(await accepts(child.host, child.port))) await exitWithin(child.process, 1000);
-      await stopProcess(child.process);
-      const died = child.exit;
-      // Fresh from before it starts: a check connecting the moment it listens is counted, not overwritten.
-      target.fresh = true;
-      child = await start(command, options);
-      child.exit = died; // a death before the restart is still to be reported
-      Object.assign(target, {
-        host: child.host,
-        port: child.port,
-        endpoint: formatHostPort(child.host, child.port),
-      });
-      target.restartMs = (target.restartMs ?? 0) + Date.now() - t0;
-    }),
+    // One that exited on its own since is not fresh, whoever asks.
+    restart: oneAtATime(
+      (force) => force || !target.fresh || !running(child.process),
+      async () => {
+        target.restarts++;
+        const t0 = Date.now();
+        // A bridge that no longer accepts connections is usually exiting on its own: give its exit
+        // a moment to arrive, so its death is reported as such and not taken for this tool's stop.
+        if (!(await accepts(child.host, child.port))) await exitWithin(child.process, 1000);
+        await stopProcess(child.process);
+        const died = child.exit;
+        // Fresh from before it starts: a check connecting the moment it listens is counted, not overwritten.
+        target.fresh = true;
+        child = await start(command, options);
+        child.exit = died; // a death before the restart is still to be reported
+        Object.assign(target, {
+          host: child.host,
+          port: child.port,
+          endpoint: formatHostPort(child.host, child.port),
+        });
+        target.restartMs = (target.restartMs ?? 0) + Date.now() - t0;
+      },
+    ),
     stop: () => stopProcess(child.process),
     takeExit() {
       const exit = child.exit;
