@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { mutants } from "../bridges/mutants/index.js";
-import { type BridgeOptions, boundedMessage, MAX_MESSAGE_BYTES, ReferenceBridge } from "../bridges/reference/bridge.js";
+import {
+  type BridgeOptions,
+  boundedMessage,
+  type JsonObject,
+  MAX_MESSAGE_BYTES,
+  ReferenceBridge,
+} from "../bridges/reference/bridge.js";
 import { contract } from "../protocol/contract.js";
+import { historyLate } from "../runner/run.js";
 import { type Check, pass, resultOf } from "../suites/harness/check.js";
 import { collectCompletions, latestSeq } from "../suites/harness/events.js";
 import { act, judgeCompletion } from "../suites/harness/lifecycle.js";
@@ -140,6 +147,22 @@ describe("following completions through a small history", () => {
   });
 });
 
+/** Numbers its events two apart: seqs increase, and the contract asks no more of them. */
+class SkipsSeqs extends ReferenceBridge {
+  protected override recordEvent(event: JsonObject): void {
+    this.eventSeq++;
+    super.recordEvent(event);
+  }
+}
+
+/** Keeps its first event for ever: when full, it drops the second oldest instead of the oldest. */
+class PinsFirstEvent extends ReferenceBridge {
+  protected override recordEvent(event: JsonObject): void {
+    this.history.push({ seq: ++this.eventSeq, event });
+    while (this.history.length > this.options.maxEvents) this.history.splice(1, 1);
+  }
+}
+
 describe("a long history", () => {
   const historyChecks = allChecks.filter((c) => c.state);
   const typed = allChecks.find((c) => c.id === "command.x/typed")!;
@@ -147,13 +170,30 @@ describe("a long history", () => {
   const boundIn = (report: Awaited<ReturnType<typeof runSuite>>) =>
     report.rules.find((r) => r.id.endsWith(".integration.bounded-state"))!.checks.find((c) => c.id === bound.id)!;
 
-  it("is needed by checks that run after every other but the validation sessions", () => {
-    const at = (c: Check) => allChecks.indexOf(c);
-    const firstSession = allChecks.findIndex((c) => c.id.startsWith("validation."));
-    const lastOther = Math.max(...allChecks.filter((c) => !c.state && at(c) < firstSession).map(at));
+  it("is needed by checks that run after every other but the validation sessions, where the bridge can restart", () => {
+    const order = historyLate(allChecks);
+    const at = (c: Check) => order.indexOf(c);
+    const firstSession = order.findIndex((c) => c.id.startsWith("validation."));
+    const lastOther = Math.max(...order.filter((c) => !c.state && at(c) < firstSession).map(at));
+    expect(order).toHaveLength(allChecks.length);
     expect(historyChecks.length).toBeGreaterThan(1);
     for (const c of historyChecks) expect(at(c)).toBeGreaterThan(lastOther);
     for (const c of historyChecks) expect(at(c)).toBeLessThan(firstSession);
+  });
+
+  it("counts events, not seqs: a bridge whose seqs skip passes on a history earlier checks made", async () => {
+    const flood = allChecks.find((c) => c.id === "error.queue-full/flood")!;
+    const report = await runSuite((token) => new SkipsSeqs({ token, maxEvents: 30 }), { checks: [flood, bound] });
+    const found = boundIn(report);
+    expect(found.verdict).toBe("pass");
+    expect(Number(/^After (\d+) completions/.exec(found.message)?.[1])).toBeLessThan(35);
+  });
+
+  it("fails a bridge that keeps its first event for ever, on the oldest events left", async () => {
+    const report = await runSuite((token) => new PinsFirstEvent({ token, maxEvents: 30 }), { checks: [typed, bound] });
+    const found = boundIn(report);
+    expect(found.verdict).toBe("fail");
+    expect(found.message).toMatch(/^With at least 30 newer events, events at or before seq \d+ are still retained/);
   });
 
   it("is topped up from what the earlier checks' commands made, not made again", async () => {
