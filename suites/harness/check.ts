@@ -156,13 +156,21 @@ export class CommandLedger {
   slowestStepMs = 0;
   /** How many such steps were seen: the pace is trusted once a few were. */
   steps = 0;
+  /** All those steps together: over `steps`, the time one completion takes at this bridge's pace. */
+  stepsMs = 0;
   /** Time spent waiting for completions. */
   waitedMs = 0;
 
   /** Takes note of one step of the game loop as a reader waiting for completions saw it. */
   step(ms: number): void {
     this.steps++;
+    this.stepsMs += ms;
     this.slowestStepMs = Math.max(this.slowestStepMs, ms);
+  }
+
+  /** The time a completion takes on average at this bridge's pace (undefined until the pace is known). */
+  get meanStepMs(): number | undefined {
+    return this.paced ? this.stepsMs / this.steps : undefined;
   }
 
   /**

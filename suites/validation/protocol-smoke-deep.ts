@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { type Step, sessionStep } from "../../generators/sessionStep.js";
 import { CELLS, Coverage, FAMILIES, type Family } from "../harness/cells.js";
-import { type Check, type CheckContext, Fault, type Finding, fail, pass } from "../harness/check.js";
+import { type Check, type CheckContext, Fault, type Finding, fail, pass, resultOf, rpc } from "../harness/check.js";
 import { DeepSession, describeStep, type Life, newLife } from "../harness/deep-session.js";
 import { tour } from "../harness/deep-tour.js";
 import { NO_TOKEN } from "../harness/expect.js";
@@ -114,17 +114,28 @@ export const deepStates: Check = {
         ONE_CONNECTION,
       );
     if (!ctx.tokenConfigured) cov.cannot("auth", NO_TOKEN);
-    const types = await advertisedTypes(ctx, await ctx.session());
+    const conn = await ctx.session();
+    const types = await advertisedTypes(ctx, conn);
+    // A history of maxEvents at this bridge's pace: what one costly step costs.
+    const maxEvents = resultOf(await ctx.call(conn, rpc("status", {}, "deep-limits")))?.maxEvents;
+    const pace = ctx.ledger?.meanStepMs;
+    const fullHistoryMs = Number.isSafeInteger(maxEvents) && pace !== undefined ? pace * (maxEvents as number) : 0;
     if (!types.length)
       cov.cannot(["command.every-advertised-type"], "the bridge advertises no command types (availableActions)");
-    const finding = await explore(ctx, cov, types, two);
+    const finding = await explore(ctx, cov, types, two, fullHistoryMs);
     // Without a token nothing of authorization was judged: a pass claims only the rest.
     const judged = ctx.tokenConfigured ? {} : { rules: deepStates.rules.filter((r) => !AUTH_RULES.includes(r)) };
     return { ...(finding.verdict === "pass" ? judged : {}), ...finding, cells: cov.toJSON() };
   },
 };
 
-async function explore(ctx: CheckContext, cov: Coverage, types: string[], two: boolean): Promise<Finding> {
+async function explore(
+  ctx: CheckContext,
+  cov: Coverage,
+  types: string[],
+  two: boolean,
+  fullHistoryMs: number,
+): Promise<Finding> {
   // Advertised types acted on, over every case: the one cell no single case needs to reach alone.
   const typesActed = new Set<string>();
   let life: Life = newLife(typesActed);
@@ -197,8 +208,9 @@ async function explore(ctx: CheckContext, cov: Coverage, types: string[], two: b
     );
   const plans: Plan[] = [];
   // The costly steps cost about a second at default limits (a history of 512 events): generated cases draw them
-  // where the profile gives this check that much.
-  const full = budget >= 1000;
+  // where the profile gives this check that much, and a history of maxEvents fits in it at this bridge's pace
+  // (at one command a 20 ms game tick, 512 events are ten seconds).
+  const full = budget >= 1000 && fullHistoryMs <= budget;
   // --duration's aimed rounds spend their time on the cells left, the costly ones included, whatever the profile.
   const costlyAimed = full || ctx.unreached !== undefined;
   let plan: Plan = replay?.plan ?? {
