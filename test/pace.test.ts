@@ -125,30 +125,34 @@ describe("the pace", () => {
   });
 });
 
+/** Opens a connection to `target` and closes it, as a check's harness does, with the run's account. */
+async function touch(target: Awaited<ReturnType<typeof embeddedTarget>>, ledger = new CommandLedger()): Promise<void> {
+  const harness = new Harness({
+    contract,
+    endpoint: target,
+    ledger,
+    timeoutMs: 1000,
+    runs: 1,
+    timeBudgetMs: 1000,
+    seed: 1,
+    deadline: Date.now() + 10_000,
+  });
+  (await harness.connect()).close();
+}
+
 describe("the account of commands", () => {
   it("starts over with a bridge started afresh, and keeps the pace", async () => {
     const target = await embeddedTarget((o) => new ReferenceBridge(o));
     try {
       const ledger = new CommandLedger();
-      const harness = () =>
-        new Harness({
-          contract,
-          endpoint: target,
-          ledger,
-          timeoutMs: 1000,
-          runs: 1,
-          timeBudgetMs: 1000,
-          seed: 1,
-          deadline: Date.now() + 10_000,
-        });
-      (await harness().connect()).close();
+      await touch(target, ledger);
       ledger.note("act", { accepted: true, commandSeq: 1 });
       for (const ms of [3, 12, 7]) ledger.step(ms);
       // The same bridge, connected to again: its commands are still outstanding.
-      (await harness().connect()).close();
+      await touch(target, ledger);
       expect(ledger.outstanding).toBe(1);
       await target.restart!();
-      (await harness().connect()).close();
+      await touch(target, ledger);
       expect(ledger.outstanding).toBe(0);
       expect(ledger.completionWaitMs(2000)).toBe(250);
     } finally {
@@ -159,25 +163,14 @@ describe("the account of commands", () => {
   it("is not lost to two restarts asked for at once: they are one bridge started afresh", async () => {
     const target = await embeddedTarget((o) => new ReferenceBridge(o));
     try {
-      const ledger = new CommandLedger();
-      const harness = new Harness({
-        contract,
-        endpoint: target,
-        ledger,
-        timeoutMs: 1000,
-        runs: 1,
-        timeBudgetMs: 1000,
-        seed: 1,
-        deadline: Date.now() + 10_000,
-      });
-      (await harness.connect()).close();
+      await touch(target);
       await Promise.all([target.restart!({ force: true }), target.restart!({ force: true })]);
       expect(target.restarts).toBe(1);
       // Fresh, it is kept by a restart not forced, and one forced beside it still happens.
       await Promise.all([target.restart!(), target.restart!({ force: true })]);
       expect(target.restarts).toBe(2);
       // Connected to once it is up: no longer fresh, so the next restart is a real one.
-      (await harness.connect()).close();
+      await touch(target);
       expect(target.fresh).toBe(false);
       await target.restart!();
       expect(target.restarts).toBe(3);
