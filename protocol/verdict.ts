@@ -161,7 +161,7 @@ export interface ReplayedCase {
   replayPath?: string;
   /** Cases per property when the case was found. */
   runs?: number;
-  /** Passes in a row asked of a case recorded as flaky before it counts as fixed. */
+  /** Passes in a row asked of a rechecked case before it counts as fixed. */
   tries?: number;
   verdict: Verdict;
   /** The case as it ran. */

@@ -13,8 +13,8 @@ export interface Case {
   /** Cases per property when the case was found: a check's examples, and so a path, may depend on it. */
   runs?: number;
   /**
-   * Passes in a row a replay needs before it calls the case fixed: more than one for a case recorded
-   * as flaky, which a single pass proves nothing of (see `triesToTrust` in runner/replay.ts).
+   * Passes in a row a replay needs before it calls the case fixed: more than one for a rechecked case,
+   * whose fault may strike only some runs (see `triesToTrust` in runner/replay.ts).
    */
   tries?: number;
 }

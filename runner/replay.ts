@@ -1,7 +1,7 @@
 // Exact cases run again: the recheck of a fresh failure, a report's replay, the corpus and
 // --last-failed. A claim that a case is FIXED rests on that one case on the target that failed:
 // no later cases, no shrinking, no silent change of target; run once, or as many times in a row as
-// a case recorded as flaky needs before one pass can be trusted.
+// the case's recheck says a pass needs before it can be trusted.
 import { contract as shipped } from "../protocol/contract.js";
 import { worst } from "../protocol/verdict.js";
 import type { CheckReport, Report, Reporter } from "../reports/types.js";
@@ -100,26 +100,57 @@ export async function recheck(check: Check, finding: Finding, o: RunOptions): Pr
   };
 }
 
-/** How sure a replay must be that a flaky case no longer fails before it calls it fixed. */
+/** How sure a replay must be that a case no longer fails before it calls it fixed. */
 const FALSE_FIX_AT_MOST = 0.05;
-/** The most passes in a row a replay asks of a flaky case. */
+/** The most passes in a row a replay asks of a case. */
 const MOST_TRIES = 20;
 
 /**
- * Passes in a row that a case failing `failed` times in `tries` would show by chance no more often
- * than FALSE_FIX_AT_MOST (the fault's rate taken as seen); one for a case that failed every time.
+ * The lowest rate of failure that still shows `failed` or more failures in `tries` at least
+ * FALSE_FIX_AT_MOST of the time (the one-sided Clopper-Pearson bound): how rarely the fault may
+ * strike, as far as the record can tell. Four failures in four tries allow a fault of about one in two.
  */
-export function triesToTrust(failed: number, tries: number): number {
-  const rate = failed / tries;
-  if (rate >= 1) return 1;
-  if (rate <= 0) return MOST_TRIES;
-  return Math.min(MOST_TRIES, Math.ceil(Math.log(FALSE_FIX_AT_MOST) / Math.log(1 - rate)));
+function lowestRate(failed: number, tries: number): number {
+  if (failed <= 0) return 0;
+  const atLeast = (p: number) => {
+    let sum = 0;
+    for (let k = failed; k <= tries; k++) sum += binomial(tries, k) * p ** k * (1 - p) ** (tries - k);
+    return sum;
+  };
+  let [low, high] = [0, 1];
+  for (let i = 0; i < 60; i++) {
+    const mid = (low + high) / 2;
+    if (atLeast(mid) < FALSE_FIX_AT_MOST) low = mid;
+    else high = mid;
+  }
+  return low;
+}
+
+function binomial(n: number, k: number): number {
+  let c = 1;
+  for (let i = 1; i <= k; i++) c = (c * (n - i + 1)) / i;
+  return c;
 }
 
 /**
+ * Passes in a row that a case failing `failed` times in `tries` would show by chance no more often
+ * than FALSE_FIX_AT_MOST, taking the fault as rare as the record allows: a case that failed every
+ * time it was tried may still be a fault that strikes only some connections.
+ */
+export function triesToTrust(failed: number, tries: number): number {
+  const rate = lowestRate(failed, tries);
+  if (rate >= 1) return 1;
+  if (rate <= 0) return MOST_TRIES;
+  return Math.max(1, Math.min(MOST_TRIES, Math.ceil(Math.log(FALSE_FIX_AT_MOST) / Math.log(1 - rate))));
+}
+
+/** Why a replay runs a case more than once. */
+const WHY_TRIES = "a fault that struck as often as the recheck saw it may strike only some runs";
+
+/**
  * An exact case, run as often as its record asks: each try on a fresh bridge where this tool owns
- * it, ending at the first that does not pass. A case recorded as flaky is fixed only when it passes
- * every try, and the finding says how many.
+ * it, ending at the first that does not pass. A rechecked case is fixed only when it passes every
+ * try, and the finding says how many.
  */
 async function runExact(check: Check, o: RunOptions, exact: Case): Promise<Finding> {
   const tries = exact.tries ?? 1;
@@ -128,20 +159,21 @@ async function runExact(check: Check, o: RunOptions, exact: Case): Promise<Findi
     const finding = await runCheck(check, o, exact);
     if (tries === 1) return finding;
     if (finding.verdict !== "pass")
-      return { ...finding, message: `${finding.message} (try ${i} of ${tries}: the case was recorded as flaky)` };
+      return { ...finding, message: `${finding.message} (try ${i} of ${tries}: ${WHY_TRIES})` };
     if (i === tries)
       return {
         ...finding,
-        message: `${finding.message} It passed ${tries} tries in a row, each on a fresh bridge where this tool owns it (the case was recorded as flaky).`,
+        message: `${finding.message} It passed ${tries} tries in a row, each on a fresh bridge where this tool owns it (${WHY_TRIES}).`,
       };
   }
 }
 
 /** The exact case a report recorded for a check: its seed (its own, or derived from the run's), path and run count. */
 export function recordedCase(report: Report, check: CheckReport): Case {
-  // The failure itself is one more time the case failed than its recheck counted.
+  // The failure itself is one more time the case failed than its recheck counted. A case never rechecked
+  // has no record of how often it fails: one pass is all its replay can ask.
   const seen = check.reproduced;
-  const tries = seen && seen.failed < seen.tries ? triesToTrust(seen.failed + 1, seen.tries + 1) : 1;
+  const tries = seen ? triesToTrust(seen.failed + 1, seen.tries + 1) : 1;
   return {
     seed: check.seed ?? checkSeed(report.seed, check.id),
     ...(check.path !== undefined ? { path: check.path } : {}),

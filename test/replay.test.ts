@@ -123,15 +123,29 @@ describe("a fault on some connections", () => {
   });
 });
 
-describe("a replay of a case recorded as flaky", () => {
+describe("a replay of a rechecked case", () => {
   const lenient = mutants.find((m) => m.name === "lenient-json")!;
   const nonJson = allChecks.filter((c) => c.id === lenient.check);
 
-  it("asks as many passes in a row as make a chance fix unlikely", () => {
-    expect(triesToTrust(4, 4)).toBe(1);
-    expect(triesToTrust(2, 4)).toBe(5); // 0.5^5 < 0.05 <= 0.5^4
-    expect(triesToTrust(1, 4)).toBe(11);
+  it("asks as many passes in a row as make a chance fix unlikely, the fault taken as rare as the record allows", () => {
+    // Four failures in four tries still come from a fault on half the runs one time in sixteen: 0.47^5 < 0.05.
+    expect(triesToTrust(4, 4)).toBe(5);
+    expect(triesToTrust(3, 4)).toBe(11);
+    expect(triesToTrust(2, 4)).toBe(20);
     expect(triesToTrust(0, 4)).toBe(20);
+    // The longer the record of failing every time, the fewer passes a fix needs.
+    expect(triesToTrust(11, 11)).toBeLessThan(triesToTrust(4, 4));
+  });
+
+  it("asks more than one pass of a case that failed every time it was rechecked", async () => {
+    const report = await runSuite((token) => lenient.create({ token }), {
+      checks: nonJson,
+      recheck: 3,
+      timeoutMs: 400,
+    });
+    const recorded = finding(report, lenient.check);
+    expect(recorded.reproduced).toMatchObject({ tries: 3, failed: 3, grade: "consistent" });
+    expect(recordedCase(report, recorded).tries).toBe(5);
   });
 
   it("is FIXED only after passing every try, and fails at the first try that fails", async () => {
@@ -157,7 +171,7 @@ describe("a replay of a case recorded as flaky", () => {
     );
     const replayed = finding(again, lenient.check);
     expect(replayed.verdict).toBe("fail");
-    expect(replayed.message).toMatch(/\(try \d+ of \d+: the case was recorded as flaky\)/);
+    expect(replayed.message).toMatch(/\(try \d+ of \d+: a fault that struck as often as the recheck saw it/);
     expect(starts).toBeGreaterThan(1);
     // On the reference bridge: every try passes, and the finding says how many.
     const fixed = await runSuite(undefined, {
