@@ -208,9 +208,10 @@ async function explore(
     );
   const plans: Plan[] = [];
   // The costly steps cost about a second at default limits (a history of 512 events): generated cases draw them
-  // where the profile gives this check that much, and a history of maxEvents fits in it at this bridge's pace
-  // (at one command a 20 ms game tick, 512 events are ten seconds).
-  const full = budget >= 1000 && fullHistoryMs <= budget;
+  // where the profile gives this check that much, and where a history of maxEvents at this bridge's pace is not
+  // many times that (at one command a 20 ms game tick, 512 events are ten seconds). The pace is measured one
+  // completion at a time, slower than a fill that keeps the queue full: twice the budget is the bound.
+  const full = budget >= 1000 && fullHistoryMs <= budget * 2;
   // --duration's aimed rounds spend their time on the cells left, the costly ones included, whatever the profile.
   const costlyAimed = full || ctx.unreached !== undefined;
   let plan: Plan = replay?.plan ?? {
