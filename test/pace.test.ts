@@ -61,7 +61,7 @@ async function waitThrough(releaseInMs: number, stallMs: number) {
           while (Date.now() < end);
         }, 20);
       const started = Date.now();
-      const done = await collectCompletions(ctx, conn, cursor, new Set([seq]), 250);
+      const done = await collectCompletions(ctx, conn, cursor, new Set([seq]), { waitMs: 250 });
       return pass(JSON.stringify({ completed: done.has(seq), ms: Date.now() - started }));
     },
   };

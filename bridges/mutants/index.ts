@@ -422,6 +422,33 @@ const basics: Mutant[] = [
     },
   ),
   mutant(
+    "completes-again-a-step-later",
+    "command.y/typed",
+    "integration.command-completion",
+    "accepts an ill-typed integer field, completes the command as a failure, then writes its completion again at " +
+      "the next step of the game loop",
+    class extends ReferenceBridge {
+      private again?: JsonObject;
+      protected override commandProblem(command: JsonObject): string | undefined {
+        const integersDropped = Object.fromEntries(
+          Object.entries(command).filter(([k]) => !INTEGER_FIELDS.includes(k)),
+        );
+        return super.commandProblem(integersDropped);
+      }
+      protected override drainOne(): void {
+        if (this.again) this.recordEvent(this.again);
+        this.again = undefined;
+        const next = this.queue[0];
+        super.drainOne();
+        if (next && INTEGER_FIELDS.some((k) => k in next.command && !Number.isSafeInteger(next.command[k])))
+          this.again = this.history.at(-1)?.event;
+      }
+    },
+    "fail",
+    // A step longer than a guess of one: the second completion comes after a look of a fixed time would end.
+    { drainIntervalMs: 50 },
+  ),
+  mutant(
     "move-loop-dies-on-string-x",
     "command.x/typed",
     "command.x",

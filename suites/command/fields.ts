@@ -64,7 +64,14 @@ export const fieldChecks: Check[] = contract.commandFields.map(({ field, rule, k
           );
         }
         const seq = r.commandSeq as number;
-        const done = await collectCompletions(ctx, conn, cursor, new Set([seq]));
+        // The look for a second completion lasts one step of the game loop, marked by a plain command.
+        const step = async () => {
+          const marked = resultOf(await act(ctx, conn, { type: pool[0]! }, "step"));
+          return marked?.accepted === true && Number.isSafeInteger(marked.commandSeq)
+            ? (marked.commandSeq as number)
+            : undefined;
+        };
+        const done = await collectCompletions(ctx, conn, cursor, new Set([seq]), { step });
         const broken = judgeCompletion(done.get(seq), seq, cmd, [rule, "integration.command-completion"]);
         if (broken) return judgedBy({ kind: "completes", acts: ["act"], after: "cursor", orCodes: rejectable }, broken);
         // The contract asks only that an accepted command completes: a project may read an ill-typed value its way.

@@ -822,7 +822,7 @@ export class DeepSession {
     const gone = waiting.size <= this.unseen && queued === 0;
     const done = gone
       ? undefined
-      : await collectCompletions(this.ctx, watcher, this.followCursor, waiting, undefined, this.unseen);
+      : await collectCompletions(this.ctx, watcher, this.followCursor, waiting, { unseenBefore: this.unseen });
     for (const [key, list] of done ?? []) {
       if (list.every((c) => c.evicted)) continue;
       this.completions.set(key, [...(this.completions.get(key) ?? []), ...list]);

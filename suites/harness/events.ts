@@ -178,6 +178,20 @@ const STALL_MS = 100;
 /** Longest extra look for a duplicate completion once every awaited one has arrived. */
 const DUPLICATE_GRACE_MS = 20;
 
+export interface FollowOptions {
+  /** How long to wait with no new completion (default: what the run's pace says, see CommandLedger). */
+  waitMs?: number;
+  /** Events the caller, reading up to `cursor`, already saw fall into gaps (counted in `unseen`). */
+  unseenBefore?: number;
+  /**
+   * Once every awaited command has completed, acts one more command and returns its commandSeq (undefined where it
+   * was not accepted): the look for a duplicate then lasts until the game loop completes it, one step of the loop,
+   * rather than a guess of one. Its completion is in the result, not judged. Where the bridge keeps a history for the
+   * checks after, it also makes one more event of it in the time the look would have taken anyway.
+   */
+  step?: () => Promise<number | undefined>;
+}
+
 /**
  * Follows the events stream from `cursor` until every command in `waiting` has completed, or
  * `waitMs` passes with no new completion (a slow but working game loop keeps the wait going).
@@ -189,13 +203,14 @@ export async function collectCompletions(
   conn: Connection,
   cursor: number,
   waiting: Set<number>,
-  waitMs = ctx.ledger?.completionWaitMs(ctx.timeoutMs) ?? ctx.timeoutMs * 2,
-  /** Events the caller, reading up to `cursor`, already saw fall into gaps (counted in `unseen`). */
-  unseenBefore = 0,
+  options: FollowOptions = {},
 ): Promise<Completions> {
   const started = Date.now();
   try {
-    return await follow(ctx, conn, cursor, waiting, waitMs, unseenBefore);
+    return await follow(ctx, conn, cursor, new Set(waiting), {
+      waitMs: ctx.ledger?.completionWaitMs(ctx.timeoutMs) ?? ctx.timeoutMs * 2,
+      ...options,
+    });
   } finally {
     if (ctx.ledger) ctx.ledger.waitedMs += Date.now() - started;
   }
@@ -206,8 +221,7 @@ async function follow(
   conn: Connection,
   cursor: number,
   waiting: Set<number>,
-  waitMs: number,
-  unseenBefore: number,
+  { waitMs = ctx.timeoutMs * 2, unseenBefore = 0, step }: FollowOptions,
 ): Promise<Completions> {
   const seen = new Completions();
   const from = cursor;
@@ -220,6 +234,9 @@ async function follow(
   let lastArrival = Date.now();
   let pace = 0;
   let settleUntil: number | undefined;
+  /** Whether the marked step was asked for, and whether the bridge accepted its command. */
+  let stepped = false;
+  let marked = false;
   let drained = false;
   /**
    * How much the wait for the next completion was lengthened for moments neither side could run (never past the
@@ -266,9 +283,21 @@ async function follow(
     }
     if (events.length) pause.reset();
     const missing = [...waiting].filter((s) => !seen.has(s));
+    if (!missing.length && step && !stepped) {
+      // One step of the game loop, marked by a command of its own: a duplicate shows by the time it completes.
+      stepped = true;
+      const marker = await step();
+      if (marker !== undefined) {
+        marked = true;
+        waiting.add(marker);
+        until = Date.now() + waitMs;
+        continue;
+      }
+    }
     if (!missing.length) {
-      // Keep reading for about one completion's time at the bridge's pace, so a duplicate shows.
-      settleUntil ??= Date.now() + Math.min(DUPLICATE_GRACE_MS, Math.max(1, pace));
+      // Keep reading for about one completion's time at the bridge's pace, so a duplicate shows; after a marked
+      // step, one read more (a duplicate written in that step after the marker's completion).
+      settleUntil ??= Date.now() + (marked ? 1 : Math.min(DUPLICATE_GRACE_MS, Math.max(1, pace)));
       if (Date.now() >= settleUntil) return seen;
     } else if (missing.length <= seen.unseen) {
       // All the missing may be among the dropped; once the queue is empty (and one more read
