@@ -277,10 +277,11 @@ export async function run(options: RunOptions): Promise<Report> {
     // this tool owns the bridge, so a failure found beside others can be judged again on a fresh one.
     const concurrency = parallel ? (options.concurrency ?? (options.target!.restart ? DEFAULT_CONCURRENCY : 1)) : 1;
     for (let i = 0; i < chosen.length; ) {
-      // A stretch of checks that need no shared bridge state (queue, history) may share the bridge.
+      // A stretch of checks that need no shared bridge state (queue, history) may share the bridge, and where the
+      // bridge can be started afresh, with the check that fills the history (see historyLate).
       let end = i + 1;
-      if (concurrency > 1 && !chosen[i]!.needs?.length)
-        while (end < chosen.length && !chosen[end]!.needs?.length) end++;
+      const leads = !chosen[i]!.needs?.length || (options.target!.restart && chosen[i]!.state);
+      if (concurrency > 1 && leads) while (end < chosen.length && !chosen[end]!.needs?.length) end++;
       if (end - i > 1) await pooled(chosen.slice(i, end));
       else await serial(chosen[i]!);
       i = end;
@@ -341,26 +342,35 @@ function skipReason(id: RuleId, o: RunOptions, runnable: readonly Check[]): stri
 }
 
 /**
+ * Where this tool can start the bridge afresh, the order that fills a long history once. Every check that acts goes
+ * first, in the catalogue's order, so the events it makes count toward the history the checks of a shared state
+ * (Check.state) need: a bridge that completes one command a game tick fills it once, mostly with commands judged
+ * anyway. The first of those checks tops the history up beside the checks that need nothing of the queue or the
+ * history, which would otherwise run while the game loop idles; a failure beside them is judged again alone, as in
+ * any pool. The checks that take the history over (Check.takesOver) come last. A check that stops the game loop
+ * before them is followed by a fresh bridge, so they still reach a verdict. At an endpoint every check keeps its
+ * place, the history checks ahead of those that may stop the loop for good.
+ */
+export function historyLate(checks: readonly Check[]): Check[] {
+  const makers = checks.filter((c) => c.state);
+  if (!makers.length) return [...checks];
+  const rest = checks.filter((c) => !c.state && !c.takesOver);
+  return [
+    ...rest.filter((c) => c.needs?.length),
+    makers[0]!,
+    ...rest.filter((c) => !c.needs?.length),
+    ...makers.slice(1),
+    ...checks.filter((c) => c.takesOver && !c.state),
+  ];
+}
+
+/**
  * Shard I of N, dealt by measured cost (runner/check-costs.json, written by `npm run bench`):
  * the costliest first, each to the shard with the least so far. Checks that share a costly
  * bridge state (Check.state) are dealt as one, so the shard that makes it serves them all, as a
  * whole run does. The deal depends only on the checks and the table, so shards are disjoint,
  * complete and alike in every job.
  */
-/**
- * Where this tool can start the bridge afresh, the checks that take over a long history (Check.state) run after
- * every other check but the validation sessions: the events the checks before them made count toward the history
- * they need, so a bridge that completes one command a game tick fills it once, mostly with commands judged anyway.
- * A check that stops the game loop before them is followed by a fresh bridge, so they still reach a verdict. At an
- * endpoint they keep their place, ahead of the checks that may stop the loop for good.
- */
-export function historyLate(checks: readonly Check[]): Check[] {
-  const at = checks.findIndex((c) => c.id.startsWith("validation."));
-  const end = at === -1 ? checks.length : at;
-  const head = checks.slice(0, end);
-  return [...head.filter((c) => !c.state), ...head.filter((c) => c.state), ...checks.slice(end)];
-}
-
 function shardFilter(checks: readonly Check[], shard: RunOptions["shard"]): (check: Check) => boolean {
   if (!shard) return () => true;
   const cost = checkCosts(checks);

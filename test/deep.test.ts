@@ -1,7 +1,15 @@
+import type { Socket } from "node:net";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { mutants } from "../bridges/mutants/index.js";
-import { ReferenceBridge } from "../bridges/reference/bridge.js";
+import {
+  CODES,
+  type Json,
+  type JsonObject,
+  ReferenceBridge,
+  RpcError,
+  type Session,
+} from "../bridges/reference/bridge.js";
 import { isWellTyped } from "../generators/command.js";
 import { EXTREMES, extremeCommand } from "../generators/extremeCommand.js";
 import { COSTLY, STEP_FAMILY, type Step, sessionStep } from "../generators/sessionStep.js";
@@ -11,6 +19,7 @@ import type { Report } from "../reports/types.js";
 import { mergeStateCoverage, RunCoverage } from "../runner/coverage.js";
 import { CELLS, Coverage, cursorCell, historyCell, idCell, queueCells } from "../suites/harness/cells.js";
 import type { Check } from "../suites/harness/check.js";
+import { tour } from "../suites/harness/deep-tour.js";
 import { allChecks } from "../suites/index.js";
 import { decodeAim, encodeAim, type Plan } from "../suites/validation/protocol-smoke-deep.js";
 import { runSuite } from "./helpers.js";
@@ -150,6 +159,46 @@ describe("validation.protocol-smoke/deep-states", () => {
       ["conn.two-interleaved", ...CELLS.filter((c) => c.family === "race").map((c) => c.id)].sort(),
     );
     expect(out.every((c) => !c.reached && /one connection at a time/.test(c.unreachable!))).toBe(true);
+  });
+
+  it("runs its seed sequences on the bridge as it stands but for one start afresh, the generated ones each afresh", async () => {
+    let started = 0;
+    let before = 0;
+    const report = await runSuite(
+      (token) => {
+        started++;
+        return new ReferenceBridge({ token, ...FAST });
+      },
+      { checks: deep, runs: 4, reporters: [{ name: "starts", onCheckStart: () => void (before = started) }] },
+    );
+    const check = only(report)!;
+    expect(check.verdict, check.message).toBe("pass");
+    const ran = Number(/^(\d+) sequences/.exec(check.message)?.[1]);
+    const seeds = tour(["echo"], true).length;
+    expect(ran).toBeGreaterThan(seeds);
+    // One bridge started afresh for the second seed sequence on, and one for each generated sequence.
+    expect(started - before).toBe(1 + (ran - seeds));
+  });
+
+  it("warns of a seed sequence that failed only after the ones before it, and judges it from a fresh bridge", async () => {
+    /** Leaks per connection: past 56 in its life, auth is refused. A fresh bridge's 48 in a row stay below. */
+    class TiresOfConnections extends ReferenceBridge {
+      private connections = 0;
+      protected override accept(socket: Socket): void {
+        this.connections++;
+        super.accept(socket);
+      }
+      protected override auth(session: Session, params: JsonObject): Json {
+        if (this.connections > 56) throw new RpcError(CODES.invalidRequest, "no more connections");
+        return super.auth(session, params);
+      }
+    }
+    const report = await runSuite((token) => new TiresOfConnections({ token, ...FAST }), { checks: deep, runs: 4 });
+    const check = only(report)!;
+    expect(check.verdict, check.message).toBe("warn");
+    expect(check.message).toMatch(
+      /^Connection \d+ of 48 opened and closed in a row: auth was not served.*\(a seed sequence on the bridge as the seed sequences before it left it; from a fresh bridge it matched the model/,
+    );
   });
 
   const locking = mutants.find((m) => m.name === "auth-lockout-after-failures")!;

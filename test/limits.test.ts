@@ -3,11 +3,13 @@ import { mutants } from "../bridges/mutants/index.js";
 import {
   type BridgeOptions,
   boundedMessage,
+  type Json,
   type JsonObject,
   MAX_MESSAGE_BYTES,
   ReferenceBridge,
 } from "../bridges/reference/bridge.js";
 import { contract } from "../protocol/contract.js";
+import type { Reporter } from "../reports/types.js";
 import { historyLate } from "../runner/run.js";
 import { type Check, pass, resultOf } from "../suites/harness/check.js";
 import { collectCompletions, latestSeq } from "../suites/harness/events.js";
@@ -170,15 +172,62 @@ describe("a long history", () => {
   const boundIn = (report: Awaited<ReturnType<typeof runSuite>>) =>
     report.rules.find((r) => r.id.endsWith(".integration.bounded-state"))!.checks.find((c) => c.id === bound.id)!;
 
-  it("is needed by checks that run after every other but the validation sessions, where the bridge can restart", () => {
+  it("is filled once, after every check that acts and beside the checks that need neither queue nor history", () => {
     const order = historyLate(allChecks);
     const at = (c: Check) => order.indexOf(c);
-    const firstSession = order.findIndex((c) => c.id.startsWith("validation."));
-    const lastOther = Math.max(...order.filter((c) => !c.state && at(c) < firstSession).map(at));
+    const [first, ...others] = historyChecks;
+    const acting = allChecks.filter((c) => c.needs?.length && !c.state && !c.takesOver);
+    const quiet = allChecks.filter((c) => !c.needs?.length && !c.state);
+    const late = allChecks.filter((c) => c.takesOver);
     expect(order).toHaveLength(allChecks.length);
-    expect(historyChecks.length).toBeGreaterThan(1);
-    for (const c of historyChecks) expect(at(c)).toBeGreaterThan(lastOther);
-    for (const c of historyChecks) expect(at(c)).toBeLessThan(firstSession);
+    expect(new Set(order)).toEqual(new Set(allChecks));
+    expect(others.length).toBeGreaterThan(0);
+    expect(quiet.length).toBeGreaterThan(0);
+    expect(late.map((c) => c.id)).toEqual(["validation.protocol-smoke/deep-states"]);
+    // In the catalogue's order within each part.
+    expect(order).toEqual([...acting, first, ...quiet, ...others, ...late]);
+    expect(Math.max(...acting.map(at))).toBeLessThan(at(first!));
+  });
+
+  it("is topped up while the checks that need neither run beside it, and none of them acts", async () => {
+    const seen: string[] = [];
+    const reporter: Reporter = {
+      name: "order",
+      onCheckStart: (c) => void seen.push(`start ${c.id}`),
+      onCheckEnd: (c) => void seen.push(`end ${c.id}`),
+    };
+    const acts: string[] = [];
+    const quiet = new Set(allChecks.filter((c) => !c.needs?.length && !c.state).map((c) => c.id));
+    let current: string[] = [];
+    const spy: Reporter = {
+      name: "acts",
+      onCheckStart: (c) => void (current = [...current, c.id]),
+      onCheckEnd: (c) => void (current = current.filter((id) => id !== c.id)),
+    };
+    class CountsActs extends ReferenceBridge {
+      protected override act(params: JsonObject): Json {
+        const result = super.act(params) as JsonObject;
+        if (result.accepted === true && current.length && current.every((id) => quiet.has(id))) acts.push(current[0]!);
+        return result;
+      }
+    }
+    const report = await runSuite((token) => new CountsActs({ token, maxEvents: 60, drainIntervalMs: 5 }), {
+      checks: allChecks.filter((c) => c.state || !c.needs?.length),
+      reporters: [reporter, spy],
+      concurrency: 4,
+    });
+    const judged = report.rules.flatMap((r) => r.checks).filter((c) => !["pass", "skip"].includes(c.verdict));
+    expect(judged).toEqual([]);
+    const start = seen.indexOf(`start ${bound.id}`);
+    const end = seen.indexOf(`end ${bound.id}`);
+    const beside = seen
+      .slice(start + 1, end)
+      .filter((e) => e.startsWith("start "))
+      .map((e) => e.slice(6));
+    expect(beside.length).toBeGreaterThan(0);
+    for (const id of beside) expect(quiet.has(id)).toBe(true);
+    // A command accepted while only checks that need neither queue nor history ran: none.
+    expect(acts).toEqual([]);
   });
 
   it("counts events, not seqs: a bridge whose seqs skip passes on a history earlier checks made", async () => {

@@ -64,6 +64,12 @@ export interface Check {
    */
   state?: SharedState;
   /**
+   * Shared state an earlier check made that this check's first case takes over where it finds it,
+   * without needing it (it makes its own where there is none): it runs after the checks of that
+   * state, and is dealt to shards alone.
+   */
+  takesOver?: SharedState;
+  /**
    * Why the check has no machine oracle a program outside this tool could apply, where it has
    * none: its exported reproducer then compares the reply with the one recorded.
    */
