@@ -46,7 +46,7 @@ export interface Report {
   /**
    * Where else the time went: restarting the bridge, shrinking failures, re-sending them, waiting
    * for completions; and the pace that sized a wait for a completion (ten times the slowest step
-   * of the game loop seen, at least half a second, at most twice the reply timeout).
+   * of the game loop seen, at least a quarter second, at most twice the reply timeout).
    */
   time?: {
     restartsMs: number;
