@@ -19,6 +19,35 @@ const processesWith = (marker: string) =>
     .split("\n")
     .filter((line) => line.includes(marker) && !line.includes("ps -eo"));
 
+describe("the reference bridge's command line", () => {
+  it("names a bad option and prints its usage, exit 2, without a stack trace; --help prints the usage", () => {
+    const run = (...args: string[]) => {
+      try {
+        return {
+          code: 0,
+          out: execFileSync(process.execPath, ["dist/bridges/reference/cli.js", ...args], {
+            encoding: "utf8",
+            stdio: "pipe",
+          }),
+        };
+      } catch (err) {
+        const e = err as { status: number; stderr: string };
+        return { code: e.status, out: e.stderr };
+      }
+    };
+    const unknown = run("--drain", "5");
+    expect(unknown.code).toBe(2);
+    expect(unknown.out).toMatch(/^reference bridge: Unknown option '--drain'/);
+    expect(unknown.out).toContain("usage: cli.js");
+    expect(unknown.out).not.toMatch(/\n\s+at /);
+    expect(run("--drain-ms", "0")).toMatchObject({
+      code: 2,
+      out: expect.stringMatching(/--drain-ms must be a whole number >= 1/),
+    });
+    expect(run("--help")).toMatchObject({ code: 0, out: expect.stringMatching(/^usage: cli.js/) });
+  });
+});
+
 describe("a spawned bridge", () => {
   it("that dies mid-run is reported once, with how it ended and its last stderr lines", async () => {
     const json = join(dir, "died.json");

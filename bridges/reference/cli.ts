@@ -7,26 +7,45 @@ import { flaky } from "../mutants/flaky.js";
 import { mutants } from "../mutants/index.js";
 import { type BridgeOptions, ReferenceBridge } from "./bridge.js";
 
-const { values } = parseArgs({
-  options: {
-    host: { type: "string", default: "127.0.0.1" },
-    port: { type: "string", default: "0" },
-    "token-env": { type: "string", default: contract.defaults.tokenEnv },
-    // Unset, the bridge's own defaults hold.
-    "max-commands": { type: "string" },
-    "max-events": { type: "string" },
-    "drain-ms": { type: "string" },
-    "single-connection": { type: "boolean", default: false },
-    mutant: { type: "string" },
-    // With --mutant: the fault acts on about this fraction of connections (0 to 1).
-    flaky: { type: "string" },
-  },
-});
+const USAGE =
+  "usage: cli.js [--host 127.0.0.1|::1|localhost] [--port N] [--token-env VAR] [--max-commands N] " +
+  "[--max-events N] [--drain-ms N] [--single-connection] [--mutant NAME [--flaky FRACTION]]";
 
 const fail = (message: string): never => {
-  process.stderr.write(`reference bridge: ${message}\n`);
+  process.stderr.write(`reference bridge: ${message}\n${USAGE}\n`);
   process.exit(2);
 };
+
+const { values } = (() => {
+  try {
+    return parse();
+  } catch (err) {
+    return fail((err as Error).message);
+  }
+})();
+if (values.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+
+function parse() {
+  return parseArgs({
+    options: {
+      help: { type: "boolean", short: "h", default: false },
+      host: { type: "string", default: "127.0.0.1" },
+      port: { type: "string", default: "0" },
+      "token-env": { type: "string", default: contract.defaults.tokenEnv },
+      // Unset, the bridge's own defaults hold.
+      "max-commands": { type: "string" },
+      "max-events": { type: "string" },
+      "drain-ms": { type: "string" },
+      "single-connection": { type: "boolean", default: false },
+      mutant: { type: "string" },
+      // With --mutant: the fault acts on about this fraction of connections (0 to 1).
+      flaky: { type: "string" },
+    },
+  });
+}
 const int = (name: string, min: number) => {
   const n = Number(values[name as keyof typeof values]);
   return Number.isSafeInteger(n) && n >= min ? n : fail(`--${name} must be a whole number >= ${min}`);
