@@ -54,7 +54,9 @@ export interface Check {
   /**
    * What the bridge must still do for this check to reach a verdict. Once an earlier check
    * left the bridge no longer completing commands, a check that needs completions is
-   * inconclusive, not failed.
+   * inconclusive, not failed. A check without it makes no command a conformant bridge accepts:
+   * it may run beside the history fill, and where a full queue changes its answer it fails
+   * there and is judged again alone.
    */
   needs?: readonly Duty[];
   /**
@@ -243,6 +245,8 @@ export interface CheckContext {
   tokenConfigured: boolean;
   /** The run's account of accepted and completed commands (absent outside a run). */
   ledger?: CommandLedger;
+  /** How long this check has waited for completions (the run's total is the ledger's). */
+  waitedMs: number;
   /**
    * State cells the run has not reached yet (--duration sets it after the first pass): a check that
    * reports cells aims its steps at these. Undefined: no aim, every step alike.

@@ -212,6 +212,7 @@ export async function collectCompletions(
       ...options,
     });
   } finally {
+    ctx.waitedMs += Date.now() - started;
     if (ctx.ledger) ctx.ledger.waitedMs += Date.now() - started;
   }
 }
@@ -290,6 +291,8 @@ async function follow(
       if (marker !== undefined) {
         marked = true;
         waiting.add(marker);
+        // The loop's step is timed from the marker's acceptance, not from before its round trip.
+        lastArrival = Date.now();
         until = Date.now() + waitMs;
         continue;
       }

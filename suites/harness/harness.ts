@@ -86,6 +86,7 @@ export class Harness implements CheckContext {
   readonly replayPath?: string;
   readonly concurrentConnections?: boolean;
   readonly ledger?: CommandLedger;
+  waitedMs = 0;
   readonly unreached?: readonly string[];
   private open: Connection[] = [];
   private caseStart = Date.now();
@@ -322,7 +323,7 @@ export class Harness implements CheckContext {
     // finding says so, rather than a run many times longer. The classes always run whole.
     const classes = options.examples?.length ?? 0;
     const waitShare = this.timeBudgetMs / WAIT_SHARE;
-    const waitedBefore = this.ledger?.waitedMs ?? 0;
+    const waitedBefore = this.waitedMs;
     let notRun = 0;
     let cut = 0;
     // Leave time to finish the case under way and report: no case starts past half of what is left (or past two
@@ -441,9 +442,9 @@ export class Harness implements CheckContext {
     return { verdict: "pass", message: `${judged} generated cases passed${paced}${note}.` };
   }
 
-  /** Time this run has spent waiting for completions since `before` (one check waits at a time: see Check.needs). */
+  /** Time this check has spent waiting for completions since `before` (not a check's beside it). */
   private waitedSince(before: number): number {
-    return (this.ledger?.waitedMs ?? 0) - before;
+    return this.waitedMs - before;
   }
 
   /** The finding of an exact replay: the one case at the path, named whatever its verdict. */
