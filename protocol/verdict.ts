@@ -110,8 +110,10 @@ export type Oracle =
      * The acts with these request ids (the last one judged) each complete exactly once, as
      * {commandSeq: integer, success: boolean, message: string}, found by reading events after the
      * latestSeq of the reply to `after` (or from 0); an act rejected with one of `orCodes` needs none.
+     * With `step`, the look for a second completion lasts until an act with these params, sent once
+     * all are seen, completes: one step of the game loop.
      */
-    | { kind: "completes"; acts: unknown[]; after?: unknown; orCodes?: number[] }
+    | { kind: "completes"; acts: unknown[]; after?: unknown; orCodes?: number[]; step?: Record<string, unknown> }
     /**
      * What was outstanding when the bridge served the judged act or status, counted as the check's
      * ledger does from the latestSeq in the reply to `start`: acts accepted, completions read in

@@ -536,7 +536,7 @@ function oracleText(oracle: Oracle | undefined): string {
     case "completes":
       return `each accepted act (${oracle.acts.map((id) => JSON.stringify(id)).join(", ")}) completes exactly once as {commandSeq: integer, success: boolean, message: string}${
         oracle.orCodes?.length ? `, unless rejected with ${oracle.orCodes.join(" or ")}` : ""
-      }`;
+      }${oracle.step ? `, looking for a second completion until an act of ${JSON.stringify(oracle.step)} completes` : ""}`;
     case "ledger":
       return oracle.judge === "flood"
         ? `acts until the queue is full, each accepted only with fewer than maxQueuedCommands outstanding and rejected (${oracle.codes.join(" or ")}) only with that many; then every accepted command completes`

@@ -683,6 +683,9 @@ def completes(oracle, ctx):
     peer, timeout = ctx["peer"], ctx["args"].timeout
     until = time.monotonic() + 2 * timeout
     settle = None
+    # With a step: once every completion is seen, one more act, and the look for a second completion lasts until
+    # it completes (one step of the game loop), then one more read.
+    step, stepped, marker, marked, final = oracle.get("step"), False, None, False, False
     while True:
         request = {"jsonrpc": JSONRPC, "id": "completions", "method": "events",
                    "params": {"afterSeq": int(cursor), "limit": EVENTS_PAGE}}
@@ -711,9 +714,25 @@ def completes(oracle, ctx):
             if number in seen:
                 seen[number].append(event)
                 until = time.monotonic() + 2 * timeout
+            elif marker is not None and number == marker:
+                marked = True
+        if all(seen.values()) and step is not None and not stepped:
+            stepped = True
+            marker = act_step(peer, step, timeout)
+            if marker is not None:
+                until = time.monotonic() + 2 * timeout
+                continue
         if all(seen.values()):
-            settle = settle or time.monotonic() + 0.05
-            if time.monotonic() >= settle:
+            if marked:
+                if final:
+                    break
+                final = True
+                continue
+            if marker is None:
+                settle = settle or time.monotonic() + 0.05
+                if time.monotonic() >= settle:
+                    break
+            elif time.monotonic() >= until:
                 break
         elif time.monotonic() >= until:
             break
@@ -730,6 +749,20 @@ def completes(oracle, ctx):
             return "the completion of %s is not {commandSeq: integer, success: boolean, message: string}: %s" % (
                 seq, json.dumps(event, default=str))
     return None
+
+def act_step(peer, params, timeout):
+    """Acts the command that marks one step of the game loop; its commandSeq where accepted, else None."""
+    request = {"jsonrpc": JSONRPC, "id": "step", "method": "act", "params": params}
+    peer.write((json.dumps(request) + "\n").encode("utf-8"), [], 0)
+    outcome = peer.read(timeout)
+    if outcome[0] != "line":
+        return None
+    reply, wrong = judge(outcome[1], ["step"])
+    result = None if wrong else at_path(reply, ["result"])
+    if isinstance(result, dict) and result.get("accepted") is True and is_integer(result.get("commandSeq")):
+        return decimal.Decimal(result["commandSeq"])
+    return None
+
 
 def seen_completions(response, completed):
     """Adds the commands whose completions an events reply shows to completed; returns its newest seq (or 0)."""

@@ -449,6 +449,26 @@ const basics: Mutant[] = [
     { drainIntervalMs: 50 },
   ),
   mutant(
+    "loop-dies-after-ill-typed",
+    "command.screen-x/typed",
+    "integration.command-completion",
+    "accepts an ill-typed integer field and completes the command as a failure, then its game loop dies",
+    class extends ReferenceBridge {
+      protected override commandProblem(command: JsonObject): string | undefined {
+        const integersDropped = Object.fromEntries(
+          Object.entries(command).filter(([k]) => !INTEGER_FIELDS.includes(k)),
+        );
+        return super.commandProblem(integersDropped);
+      }
+      protected override drainOne(): void {
+        const next = this.queue[0];
+        super.drainOne();
+        if (next && INTEGER_FIELDS.some((k) => k in next.command && !Number.isSafeInteger(next.command[k])))
+          clearInterval(this.drainTimer); // the loop dies once the command has completed
+      }
+    },
+  ),
+  mutant(
     "move-loop-dies-on-string-x",
     "command.x/typed",
     "command.x",

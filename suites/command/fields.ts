@@ -1,5 +1,6 @@
 import { type Command, command, type FieldKind, ILL_TYPED, isWellTyped } from "../../generators/command.js";
 import { contract } from "../../protocol/contract.js";
+import type { Oracle } from "../../protocol/verdict.js";
 import { type Check, describeReply, errorCode, fail, pass, resultOf } from "../harness/check.js";
 import { classesFirst, cover } from "../harness/classes.js";
 import { collectCompletions, latestSeq } from "../harness/events.js";
@@ -65,15 +66,36 @@ export const fieldChecks: Check[] = contract.commandFields.map(({ field, rule, k
         }
         const seq = r.commandSeq as number;
         // The look for a second completion lasts one step of the game loop, marked by a plain command.
+        const plain: Command = { type: pool[0]! };
+        let marker: number | undefined;
         const step = async () => {
-          const marked = resultOf(await act(ctx, conn, { type: pool[0]! }, "step"));
-          return marked?.accepted === true && Number.isSafeInteger(marked.commandSeq)
-            ? (marked.commandSeq as number)
-            : undefined;
+          const marked = resultOf(await act(ctx, conn, plain, "step"));
+          if (marked?.accepted === true && Number.isSafeInteger(marked.commandSeq))
+            marker = marked.commandSeq as number;
+          return marker;
         };
         const done = await collectCompletions(ctx, conn, cursor, new Set([seq]), { step });
+        const completes = (acts: string[]): Oracle => ({
+          kind: "completes",
+          acts,
+          after: "cursor",
+          orCodes: rejectable,
+          step: plain,
+        });
         const broken = judgeCompletion(done.get(seq), seq, cmd, [rule, "integration.command-completion"]);
-        if (broken) return judgedBy({ kind: "completes", acts: ["act"], after: "cursor", orCodes: rejectable }, broken);
+        if (broken) return judgedBy(completes(["act"]), broken);
+        if (marker !== undefined && !done.has(marker)) {
+          return judgedBy(
+            completes(["act", "step"]),
+            fail(
+              `After ${JSON.stringify(cmd)} completed, the plain command ${JSON.stringify(plain)} acted next ` +
+                `(commandSeq ${marker}) never completed: the game loop stopped after it.`,
+              "exactly one command_completed event with its commandSeq",
+              "none within the wait",
+              ["integration.command-completion"],
+            ),
+          );
+        }
         // The contract asks only that an accepted command completes: a project may read an ill-typed value its way.
         return pass(ill ? "accepted and completed" : "completed");
       },
