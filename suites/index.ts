@@ -7,7 +7,10 @@ import type { Check } from "./harness/check.js";
 
 export type { Check };
 
-/** Cheap and foundational first; the destructive (floods, sessions that may kill a bridge) last. */
+/**
+ * Cheap and foundational first; the destructive (floods, sessions that may kill a bridge) last. Where the tool
+ * can start the bridge afresh, the run reorders them so a long history is filled once (historyLate in runner/run.ts).
+ */
 const GROUP_ORDER = ["method", "wire", "error", "command", "integration", "validation"];
 
 async function discover(): Promise<Check[]> {
