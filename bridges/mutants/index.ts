@@ -23,6 +23,19 @@ export type { Mutant };
 
 const lenientDecoder = new TextDecoder("utf-8");
 
+/** Takes any value in an integer field: its game loop meets the ill-typed ones. */
+class AcceptsIllTypedIntegers extends ReferenceBridge {
+  protected override commandProblem(command: JsonObject): string | undefined {
+    return super.commandProblem(
+      Object.fromEntries(Object.entries(command).filter(([k]) => !INTEGER_FIELDS.includes(k))),
+    );
+  }
+}
+
+/** Whether a queued command holds an integer field that is not an integer. */
+const illTyped = (queued?: { command: JsonObject }): boolean =>
+  queued !== undefined && INTEGER_FIELDS.some((k) => k in queued.command && !Number.isSafeInteger(queued.command[k]));
+
 const basics: Mutant[] = [
   mutant(
     "ping-not-ok",
@@ -404,16 +417,9 @@ const basics: Mutant[] = [
     "command.x/typed",
     "integration.command-completion",
     "accepts an ill-typed integer field, then its game loop dies on it",
-    class extends ReferenceBridge {
-      protected override commandProblem(command: JsonObject): string | undefined {
-        const integersDropped = Object.fromEntries(
-          Object.entries(command).filter(([k]) => !INTEGER_FIELDS.includes(k)),
-        );
-        return super.commandProblem(integersDropped);
-      }
+    class extends AcceptsIllTypedIntegers {
       protected override drainOne(): void {
-        const next = this.queue[0];
-        if (next && INTEGER_FIELDS.some((k) => k in next.command && !Number.isSafeInteger(next.command[k]))) {
+        if (illTyped(this.queue[0])) {
           clearInterval(this.drainTimer); // the loop dies with the command still queued
           return;
         }
@@ -427,21 +433,14 @@ const basics: Mutant[] = [
     "integration.command-completion",
     "accepts an ill-typed integer field, completes the command as a failure, then writes its completion again at " +
       "the next step of the game loop",
-    class extends ReferenceBridge {
+    class extends AcceptsIllTypedIntegers {
       private again?: JsonObject;
-      protected override commandProblem(command: JsonObject): string | undefined {
-        const integersDropped = Object.fromEntries(
-          Object.entries(command).filter(([k]) => !INTEGER_FIELDS.includes(k)),
-        );
-        return super.commandProblem(integersDropped);
-      }
       protected override drainOne(): void {
         if (this.again) this.recordEvent(this.again);
         this.again = undefined;
         const next = this.queue[0];
         super.drainOne();
-        if (next && INTEGER_FIELDS.some((k) => k in next.command && !Number.isSafeInteger(next.command[k])))
-          this.again = this.history.at(-1)?.event;
+        if (illTyped(next)) this.again = this.history.at(-1)?.event;
       }
     },
     "fail",
@@ -453,18 +452,11 @@ const basics: Mutant[] = [
     "command.screen-x/typed",
     "integration.command-completion",
     "accepts an ill-typed integer field and completes the command as a failure, then its game loop dies",
-    class extends ReferenceBridge {
-      protected override commandProblem(command: JsonObject): string | undefined {
-        const integersDropped = Object.fromEntries(
-          Object.entries(command).filter(([k]) => !INTEGER_FIELDS.includes(k)),
-        );
-        return super.commandProblem(integersDropped);
-      }
+    class extends AcceptsIllTypedIntegers {
       protected override drainOne(): void {
         const next = this.queue[0];
         super.drainOne();
-        if (next && INTEGER_FIELDS.some((k) => k in next.command && !Number.isSafeInteger(next.command[k])))
-          clearInterval(this.drainTimer); // the loop dies once the command has completed
+        if (illTyped(next)) clearInterval(this.drainTimer); // the loop dies once the command has completed
       }
     },
   ),
