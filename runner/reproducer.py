@@ -130,15 +130,18 @@ class Peer:
             self.unterminated += data
         points = [c for c in cuts if 0 < c < len(data)] + [len(data)]
         start = 0
-        # A peer that stops reading holds a write up for one timeout at most.
+        # A peer that stops reading holds a write up for one timeout at most; one that reads slowly (a bridge busy
+        # elsewhere) is written to as long as it takes some of the bytes within each timeout.
         self.sock.settimeout(self.timeout)
         for i, stop in enumerate(points):
             if i:
                 # A pause of a few milliseconds is given some room: a peer busy elsewhere would read the segments
                 # as one, and the case would not show what it showed; a longer pause is kept as recorded.
                 time.sleep(max(pause_ms, 50) / 1000.0)
+            segment = memoryview(data)[start:stop]
             try:
-                self.sock.sendall(data[start:stop])
+                while segment:
+                    segment = segment[self.sock.send(segment):]
             except OSError:
                 break
             start = stop

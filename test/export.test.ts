@@ -143,6 +143,48 @@ describe.skipIf(!hasPython)("--export DIR writes a standalone reproducer per fai
     expect((await reproduce(file, port)).code).toBe(0);
   });
 
+  it("keeps writing to a peer that reads slowly, and gives up only on one that takes nothing for a timeout", () => {
+    // A reader taking 4 KiB every 50 ms, and a timeout of 0.3 s: 64 KiB take over a second to write, none of it
+    // a pause of a timeout. A bridge busy beside others reads so; a write bounded as a whole stopped short.
+    const script = `
+import socket, sys, threading, time
+import reproducer
+server = socket.socket()
+server.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+server.bind(("127.0.0.1", 0))
+server.listen(1)
+read = []
+def serve(stall):
+    conn, _ = server.accept()
+    time.sleep(stall)
+    while True:
+        time.sleep(0.05)
+        chunk = conn.recv(4096)
+        if not chunk:
+            break
+        read.append(len(chunk))
+stall = float(sys.argv[1])
+threading.Thread(target=serve, args=(stall,), daemon=True).start()
+peer = reproducer.Peer("127.0.0.1", server.getsockname()[1], 0.3)
+peer.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+peer.write(b"x" * 65536, [], 0)
+peer.sock.shutdown(socket.SHUT_WR)
+time.sleep(0.3 + stall)
+print(sum(read))
+`;
+    const written = (stall: number) =>
+      Number(
+        spawnSync("python3", ["-c", script, String(stall)], {
+          env: { PATH: process.env.PATH, PYTHONPATH: join(import.meta.dirname, "../runner") },
+          encoding: "utf8",
+          timeout: 20_000,
+        }).stdout.trim(),
+      );
+    expect(written(0)).toBe(65536);
+    // A reader that takes nothing for longer than the timeout: the write stops.
+    expect(written(1)).toBeLessThan(65536);
+  });
+
   it("writes nothing where no check fails", async () => {
     const dir = join(root, "none");
     const port = await listening(new ReferenceBridge({ token: TEST_TOKEN }));
