@@ -715,14 +715,19 @@ def completes(oracle, ctx):
             except (decimal.InvalidOperation, TypeError, ValueError):
                 number = None
             if number in seen:
+                # A command completing again is no sign the loop moved on: only a first completion keeps the wait.
+                if not seen[number]:
+                    until = time.monotonic() + 2 * timeout
                 seen[number].append(event)
-                until = time.monotonic() + 2 * timeout
             elif marker is not None and number == marker:
                 marked = True
         if all(seen.values()) and step is not None and not stepped:
             stepped = True
-            marker = act_step(peer, step, timeout)
+            marker, problem = act_step(peer, step, timeout)
+            if problem:
+                return problem
             if marker is not None:
+                # The marker's own deadline: a bridge that keeps completing the case's command never moves it.
                 until = time.monotonic() + 2 * timeout
                 continue
         if all(seen.values()):
@@ -754,17 +759,19 @@ def completes(oracle, ctx):
     return None
 
 def act_step(peer, params, timeout):
-    """Acts the command that marks one step of the game loop; its commandSeq where accepted, else None."""
+    """Acts the command that marks one step of the game loop: (its commandSeq where accepted, else None; a problem)."""
     request = {"jsonrpc": JSONRPC, "id": "step", "method": "act", "params": params}
     peer.write((json.dumps(request) + "\n").encode("utf-8"), [], 0)
     outcome = peer.read(timeout)
     if outcome[0] != "line":
-        return None
+        return None, "act %s was not answered: %s" % (json.dumps(params), describe(outcome, timeout))
     reply, wrong = judge(outcome[1], ["step"])
-    result = None if wrong else at_path(reply, ["result"])
+    if wrong:
+        return None, wrong
+    result = at_path(reply, ["result"])
     if isinstance(result, dict) and result.get("accepted") is True and is_integer(result.get("commandSeq")):
-        return decimal.Decimal(result["commandSeq"])
-    return None
+        return decimal.Decimal(result["commandSeq"]), None
+    return None, None
 
 
 def seen_completions(response, completed):

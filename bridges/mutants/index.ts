@@ -461,6 +461,20 @@ const basics: Mutant[] = [
     },
   ),
   mutant(
+    "completes-ill-typed-every-step",
+    "command.int-arg/typed",
+    "integration.command-completion",
+    "accepts an ill-typed integer field, then completes that command again at every step of its game loop, " +
+      "never taking it off the queue",
+    class extends AcceptsIllTypedIntegers {
+      protected override drainOne(): void {
+        const next = this.queue[0];
+        if (next && illTyped(next)) this.recordEvent(this.execute(next));
+        else super.drainOne();
+      }
+    },
+  ),
+  mutant(
     "move-loop-dies-on-string-x",
     "command.x/typed",
     "command.x",

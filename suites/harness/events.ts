@@ -268,10 +268,13 @@ async function follow(
       returned++;
       if (event.type !== "command_completed") continue;
       const key = Number(event.commandSeq);
+      const earlier = seen.get(key);
       seen.set(key, [
-        ...(seen.get(key) ?? []),
+        ...(earlier ?? []),
         { seq, commandSeq: event.commandSeq, success: event.success, message: event.message, event },
       ]);
+      // A command completing again is no sign the loop moved on: only a first completion keeps the wait going.
+      if (earlier) continue;
       if (waiting.has(key)) {
         // A stall is the machine's, not a step of the game loop: it does not slow the pace every later wait follows.
         pace = Math.max(0, Date.now() - lastArrival - stalledSinceArrival);
@@ -293,6 +296,8 @@ async function follow(
         waiting.add(marker);
         // The loop's step is timed from the marker's acceptance, not from before its round trip.
         lastArrival = Date.now();
+        turnStarted = Date.now();
+        stalledSinceArrival = 0;
         until = Date.now() + waitMs;
         continue;
       }
