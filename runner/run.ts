@@ -234,6 +234,8 @@ export async function run(options: RunOptions): Promise<Report> {
       }
       await record(check, finding, t0, info);
     };
+    /** The check that fills the history, where it runs beside the checks without needs (see historyLate). */
+    const filler = options.target?.restart ? chosen.find((c) => c.state) : undefined;
     /**
      * Checks that share no bridge state, several at a time. What one of them did to the bridge
      * must not be blamed on another: a check that failed, or that overlapped a restart, is run
@@ -258,7 +260,7 @@ export async function run(options: RunOptions): Promise<Report> {
           // The history's filler reaches any other verdict than a pass alone: its pace, read beside the others, may
           // be too slow for the budget where alone it is not.
           const alone = finding.verdict === "fail" || finding.verdict === "error" || overlapped;
-          if (alone || (check.needs?.length && finding.verdict !== "pass")) again.set(check, info);
+          if (alone || (check === filler && finding.verdict !== "pass")) again.set(check, info);
           else await record(check, finding, t0, info);
         }
       };
@@ -279,7 +281,6 @@ export async function run(options: RunOptions): Promise<Report> {
     // Several at a time only where the bridge serves a second connection; by default only where
     // this tool owns the bridge, so a failure found beside others can be judged again on a fresh one.
     const concurrency = parallel ? (options.concurrency ?? (options.target!.restart ? DEFAULT_CONCURRENCY : 1)) : 1;
-    const filler = options.target?.restart ? chosen.find((c) => c.state) : undefined;
     for (let i = 0; i < chosen.length; ) {
       // A stretch of checks that need no shared bridge state (queue, history) may share the bridge, and where the
       // bridge can be started afresh, with the check that fills the history (see historyLate).
