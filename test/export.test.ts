@@ -175,7 +175,12 @@ print(sum(read))
     const written = (stall: number) =>
       Number(
         spawnSync("python3", ["-c", script, String(stall)], {
-          env: { PATH: process.env.PATH, PYTHONPATH: join(import.meta.dirname, "../runner") },
+          // No bytecode written beside the runtime: the test leaves the tree as it found it.
+          env: {
+            PATH: process.env.PATH,
+            PYTHONPATH: join(import.meta.dirname, "../runner"),
+            PYTHONDONTWRITEBYTECODE: "1",
+          },
           encoding: "utf8",
           timeout: 20_000,
         }).stdout.trim(),
