@@ -112,6 +112,32 @@ describe.skipIf(!hasPython)("--export DIR writes a standalone reproducer per fai
     expect(roomy.out).not.toContain("BEHAVES");
   });
 
+  it("says it could not replay a queue count it never saw a command queued for, rather than that the bridge behaves", async () => {
+    // A game loop that completes each command before its act is answered never shows a queued command: a status
+    // read then says nothing of whether queuedCommands counts them, however late or early the script looks.
+    const { file } = await exported("queued-always-zero");
+    class Instant extends ReferenceBridge {
+      protected override act(params: Parameters<ReferenceBridge["act"]>[0]) {
+        const accepted = super.act(params);
+        this.drainOne();
+        return accepted;
+      }
+    }
+    const instant = await reproduce(file, await listening(new Instant({ token: TEST_TOKEN })));
+    expect(instant.code, instant.out).toBe(2);
+    expect(instant.out).toContain("COULD NOT REPLAY: no status of");
+    expect(instant.out).not.toContain("BEHAVES");
+    // Where commands stay queued for a game loop's step, the same script still tells the broken count.
+    const slow = { token: TEST_TOKEN, drainIntervalMs: 20 };
+    const broken = await reproduce(
+      file,
+      await listening(mutants.find((m) => m.name === "queued-always-zero")!.create(slow)),
+    );
+    expect(broken.code, broken.out).toBe(1);
+    const fixed = await reproduce(file, await listening(new ReferenceBridge(slow)));
+    expect(fixed.code, fixed.out).toBe(0);
+  });
+
   it("without an oracle, the same reply again exits 1 and a different one exits 3, both shown", async () => {
     // A failure recorded without an oracle (a check that has none): the replies are compared instead.
     const { mutant, check, report } = await exported("runs-unterminated-at-fin");

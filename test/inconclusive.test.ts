@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { mutants } from "../bridges/mutants/index.js";
-import { cli, readReport, TEST_TOKEN } from "./helpers.js";
+import { allChecks } from "../suites/index.js";
+import { cli, readReport, runSuite, TEST_TOKEN } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-inconclusive-"));
 
@@ -59,5 +60,30 @@ describe("a bridge that an earlier check broke", () => {
     } finally {
       await bridge.close();
     }
+  });
+});
+
+describe("a state the check never saw", () => {
+  it("is skipped, not passed: a queue count read only after every command completed says nothing of it", async () => {
+    // Each command completes before its act is answered, and status says 0 whatever the queue holds: no reading
+    // is ever served while a command is queued, so neither a conformant count nor a broken one can be told.
+    const zero = mutants.find((m) => m.name === "queued-always-zero")!;
+    const report = await runSuite(
+      (token) => {
+        const bridge = zero.create({ token });
+        const act = (bridge as unknown as { act(p: object): unknown }).act.bind(bridge);
+        const drain = (bridge as unknown as { drainOne(): void }).drainOne.bind(bridge);
+        (bridge as unknown as { act(p: object): unknown }).act = (p) => {
+          const accepted = act(p);
+          drain();
+          return accepted;
+        };
+        return bridge;
+      },
+      { checks: allChecks.filter((c) => c.id === "method.status/queued-commands") },
+    );
+    const check = report.rules.flatMap((r) => r.checks).find((c) => c.id === "method.status/queued-commands")!;
+    expect(check.verdict, check.message).toBe("skip");
+    expect(check.message).toMatch(/^None of \d+ status readings was served while one of this check's 16 commands/);
   });
 });
