@@ -1,0 +1,96 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { mutants } from "../bridges/mutants/index.js";
+import { ReferenceBridge } from "../bridges/reference/bridge.js";
+import type { Report } from "../reports/types.js";
+import { runCli } from "../runner/cli.js";
+import { TEST_TOKEN } from "./helpers.js";
+
+// What a seeded run concludes stays what it was when the run's code is reshaped: verdicts, the messages of
+// findings, their cases (seed, path, counterexample), exits and replay commands, on the built-in bridge, on two
+// mutants and on the independently written Python bridge, compared with test/behaviour.golden.json (written by
+// the code before; UPDATE_GOLDEN=1 writes it again). What varies from run to run is left out: times, ports, the
+// counts inside a message (how many readings a pace allowed), and the message of a pass.
+const GOLDEN = new URL("./behaviour.golden.json", import.meta.url);
+const hasPython = spawnSync("python3", ["--version"]).status === 0;
+const QUICK = ["--profile", "quick", "--seed", "7"];
+
+const mask = (text: string | undefined) =>
+  text
+    ?.replace(/(127\.0\.0\.1|localhost|\[::1\]):\d+/g, "$1:PORT")
+    .replace(/port \d+/g, "port PORT")
+    .replace(/^(npx aicontrol-conformance|npm start --)/, "CLI");
+
+/** A report without what varies from run to run. */
+function shape(report: Report) {
+  return {
+    summary: report.summary,
+    ...(report.blocked ? { blocked: mask(report.blocked) } : {}),
+    ...(report.stopped ? { stopped: { duty: report.stopped.duty, after: report.stopped.after } } : {}),
+    ...(report.targetExits ? { exits: report.targetExits.map((e) => e.check).sort() } : {}),
+    rules: report.rules.map((r) => ({
+      id: r.id,
+      verdict: r.verdict,
+      ...(r.reason ? { reason: r.reason } : {}),
+      checks: [...r.checks]
+        .sort((a, b) => a.id.localeCompare(b.id))
+        .map((c) => ({
+          id: c.id,
+          verdict: c.verdict,
+          ...(c.verdict === "pass" ? {} : { message: mask(c.message)?.replace(/\d+/g, "N") }),
+          ...(c.counterexample !== undefined ? { counterexample: c.counterexample } : {}),
+          ...(c.seed !== undefined ? { seed: c.seed } : {}),
+          ...(c.path !== undefined ? { path: c.path } : {}),
+          ...(c.replayPath !== undefined ? { replayPath: c.replayPath } : {}),
+          ...(c.replay !== undefined ? { replay: mask(c.replay) } : {}),
+          ...(c.reproduced ? { reproduced: c.reproduced.grade } : {}),
+        })),
+    })),
+  };
+}
+
+async function seeded(args: string[], builtIn = (o: object) => new ReferenceBridge(o)) {
+  const io = { out: () => {}, err: () => {}, env: { FONLINE_AI_TOKEN: TEST_TOKEN } };
+  const { code, report } = await runCli([...QUICK, ...args], io, { builtIn });
+  return { code, ...shape(report!) };
+}
+
+const mutant = (name: string) => {
+  const found = mutants.find((m) => m.name === name)!;
+  return (o: object) => found.create(o);
+};
+
+const RUNS: [string, () => ReturnType<typeof seeded>][] = [
+  ["the built-in bridge", () => seeded([])],
+  // Fails many checks at once, in pools and alone, with rechecks.
+  ["a mutant that pretty-prints its replies", () => seeded([], mutant("pretty-printed"))],
+  // Exits on a malformed line: a lost bridge, restarted, and the exit blamed on the check that caused it.
+  ["a mutant that dies on malformed UTF-8", () => seeded([], mutant("dies-on-malformed-utf8"))],
+  ...(hasPython
+    ? [
+        ["the Python bridge, spawned", () => seeded(["--spawn", "python3 bridges/python/bridge.py --port 0"])] as [
+          string,
+          () => ReturnType<typeof seeded>,
+        ],
+      ]
+    : []),
+];
+
+const golden: Record<string, unknown> = existsSync(GOLDEN) ? JSON.parse(readFileSync(GOLDEN, "utf8")) : {};
+
+describe("a seeded run concludes what it concluded before", () => {
+  it.each(RUNS)(
+    "on %s",
+    async (name, go) => {
+      const now = await go();
+      if (process.env.UPDATE_GOLDEN) {
+        golden[name] = now;
+        writeFileSync(GOLDEN, `${JSON.stringify(golden, null, 2)}\n`);
+      } else expect(now).toEqual(golden[name]);
+    },
+    60_000,
+  );
+});
+
+if (!hasPython) it.skip("the Python bridge: python3 is not installed, so it cannot be spawned", () => {});
