@@ -1,8 +1,30 @@
 // One attempt at a check: a fresh harness on the target, the check's own seed (or an exact
 // case), and a deadline. The scheduler, the recheck and every replay run checks through it.
-import type { Check, Finding } from "../suites/harness/check.js";
+import type { Contract } from "../protocol/contract.js";
+import type { Check, CommandLedger, Finding } from "../suites/harness/check.js";
+import type { WireStats } from "../suites/harness/connection.js";
 import { Harness } from "../suites/harness/harness.js";
-import type { RunOptions } from "./run.js";
+import type { Target } from "./targets.js";
+
+/** What one attempt needs: the target, its limits and its seed, and where it counts what it did. */
+export interface AttemptContext {
+  contract: Contract;
+  target: Target;
+  token?: string;
+  timeoutMs: number;
+  checkDeadlineMs: number;
+  /** What a slow check may spend before skipping with the reason. */
+  timeBudgetMs: number;
+  runs: number;
+  /** The run's seed (or a --duration round's): each check draws from its own seed, derived from it. */
+  seed: number;
+  /** Whether the bridge serves a second connection while one is open (from the run's probe). */
+  concurrentConnections?: boolean;
+  stats?: WireStats;
+  ledger?: CommandLedger;
+  /** State cells not reached yet, for the checks to aim at (--duration's rounds). */
+  unreached?: readonly string[];
+}
 
 /** One exact case of a check: the seed, and the fast-check path of the shrunk input. */
 export interface Case {
@@ -30,11 +52,11 @@ export function checkSeed(runSeed: number, checkId: string): number {
 }
 
 /** Runs a check once on the target; with `exact`, only that case (no later cases, no shrinking). */
-export async function runCheck(check: Check, o: RunOptions, exact?: Case): Promise<Finding> {
+export async function attemptCheck(check: Check, o: AttemptContext, exact?: Case): Promise<Finding> {
   const deadline = Date.now() + o.checkDeadlineMs;
   const harness = new Harness({
     contract: o.contract,
-    endpoint: o.target!,
+    endpoint: o.target,
     token: o.token,
     timeoutMs: o.timeoutMs,
     runs: exact?.runs ?? o.runs,

@@ -1,67 +1,73 @@
 // Time-boxed fuzzing after the fixed pass (--duration): the checks again with fresh seeds, aimed
-// first at the state cells no check reached yet.
-import { VERDICT_ORDER } from "../protocol/verdict.js";
+// first at the state cells no check reached yet. A finding worse than the check's result so far
+// is judged and recorded as in the fixed pass (recheck, --strict, the reporters).
+import { worst } from "../protocol/verdict.js";
 import type { Check } from "../suites/harness/check.js";
-import { redactor } from "../suites/harness/redact.js";
-import { type CheckResult, toCheckReport } from "./aggregate.js";
-import { runCheck } from "./attempt.js";
-import type { RunCoverage } from "./coverage.js";
-import type { RunOptions } from "./run.js";
+import { attemptCheck } from "./attempt.js";
+import { judgedAlone } from "./run/execute.js";
+import { record } from "./run/record.js";
+import type { Run } from "./run/state.js";
+
+/** Whether fuzzing goes on: time is left (a second at least), and nothing stopped the run. */
+const goesOn = (run: Run, end: number) => Date.now() < end - 1000 && !run.config.signal?.aborted && !run.state.stop;
 
 /**
- * Time-boxed fuzzing after the fixed pass: checks again with fresh seeds until the deadline, first aimed at the
- * state cells not reached yet (see RunCoverage.round), then every check; the worst finding stays.
+ * Checks again with fresh seeds until `end`, first aimed at the state cells not reached yet (see
+ * RunCoverage.round), then every check; the worst finding stays.
  */
-export async function fuzzUntil(
-  end: number,
-  all: Check[],
-  results: Map<string, CheckResult>,
-  o: RunOptions,
-  log: (line: string) => void,
-  coverage: RunCoverage,
-): Promise<void> {
+export async function fuzzUntil(run: Run, end: number): Promise<void> {
+  const { coverage, results } = run.state;
   coverage.endFixedPass();
-  const redact = redactor(o.token);
   let round = 0;
   let lastLog = Date.now();
   const failingNow = () => [...results.values()].filter((r) => r.finding.verdict === "fail").length;
   let lastFailing = failingNow();
   // A round needs a second at least: the checks may have used up the time on a slow bridge or a busy machine.
-  if (Date.now() >= end - 1000 && !o.signal?.aborted)
-    log("fuzzing: no round: the checks took all but the last second of --duration");
-  while (Date.now() < end - 1000 && !o.signal?.aborted) {
+  if (!goesOn(run, end) && !run.config.signal?.aborted)
+    run.log("fuzzing: no round: the checks took all but the last second of --duration");
+  while (goesOn(run, end)) {
     round++;
-    const { checks, unreached } = coverage.round(all);
+    const { checks, unreached } = coverage.round(run.plan.chosen);
     const added: string[] = [];
     for (const check of checks) {
-      const left = end - Date.now();
-      if (left < 1000 || o.signal?.aborted) break;
-      const seed = (o.seed + round * 7919) | 0;
-      const finding = await runCheck(check, {
-        ...o,
-        seed,
-        unreached,
-        checkDeadlineMs: Math.min(o.checkDeadlineMs, left),
-      });
-      added.push(...coverage.add(check, finding));
-      const known = results.get(check.id)!;
-      // Only what the bridge did counts here: a check the deadline cut short proves nothing.
-      const bridgeFault = finding.verdict === "fail" || finding.verdict === "warn";
-      if (bridgeFault && VERDICT_ORDER.indexOf(finding.verdict) < VERDICT_ORDER.indexOf(known.finding.verdict)) {
-        const report = redact.deep(toCheckReport(check, { seed, ...finding }, 0, o));
-        results.set(check.id, { check, finding, report });
-      }
+      if (!goesOn(run, end)) break;
+      added.push(...(await fuzzOnce(run, check, (run.config.seed + round * 7919) | 0, end, unreached)));
     }
     if (unreached) coverage.roundAdded(added.length);
-    if (added.length) log(`fuzzing: round ${round} reached ${added.length} more state cells: ${added.join(", ")}`);
+    if (added.length) run.log(`fuzzing: round ${round} reached ${added.length} more state cells: ${added.join(", ")}`);
     const failing = failingNow();
     // A progress line now and then (and when something new fails), not one per round.
     if (Date.now() - lastLog >= 5000 || failing !== lastFailing || Date.now() >= end - 1000) {
-      log(
-        `fuzzing: round ${round} done, ${failing} failing checks, ${Math.max(0, Math.round((end - Date.now()) / 1000))} s left`,
-      );
+      const left = Math.max(0, Math.round((end - Date.now()) / 1000));
+      run.log(`fuzzing: round ${round} done, ${failing} failing checks, ${left} s left`);
       lastLog = Date.now();
       lastFailing = failing;
     }
   }
+}
+
+/** One check with a round's seed: the state cells it reached first, and its finding recorded where worse. */
+async function fuzzOnce(
+  run: Run,
+  check: Check,
+  seed: number,
+  end: number,
+  unreached: readonly string[] | undefined,
+): Promise<string[]> {
+  const ctx = {
+    ...run.attempt,
+    seed,
+    unreached,
+    checkDeadlineMs: Math.min(run.config.checkDeadlineMs, end - Date.now()),
+  };
+  const t0 = Date.now();
+  const finding = await judgedAlone(run, check, () => attemptCheck(check, ctx), ctx);
+  const added = run.state.coverage.add(check, finding);
+  const known = run.state.results.get(check.id)!.finding.verdict;
+  // Only what the bridge did counts here: a check the deadline cut short proves nothing.
+  const bridgeFault = finding.verdict === "fail" || finding.verdict === "warn";
+  const strictly = run.config.strict && finding.verdict === "warn" ? "fail" : finding.verdict;
+  if (bridgeFault && strictly !== known && worst(known, strictly) === strictly)
+    await record(run, check, { seed, ...finding }, t0);
+  return added;
 }

@@ -8,11 +8,10 @@ import { type CanaryMemory, canary, type Health } from "../suites/harness/canary
 import type { Check, CheckContext, Finding } from "../suites/harness/check.js";
 import { Connection } from "../suites/harness/connection.js";
 import { type Blocked, preflight, servesConcurrently } from "../suites/harness/preflight.js";
-import { runCheck } from "./attempt.js";
-import type { RunOptions } from "./run.js";
+import { type AttemptContext, attemptCheck } from "./attempt.js";
 
 /** Runs `body` as a check runs (its own harness, connections and deadline); undefined if it threw. */
-async function probe<T>(id: string, o: RunOptions, body: (ctx: CheckContext) => Promise<T>) {
+async function probe<T>(id: string, o: AttemptContext, body: (ctx: CheckContext) => Promise<T>) {
   let value: T | undefined;
   const check: Check = {
     id,
@@ -23,23 +22,23 @@ async function probe<T>(id: string, o: RunOptions, body: (ctx: CheckContext) => 
       return { verdict: "pass", message: "probed" };
     },
   };
-  const finding = await runCheck(check, o);
+  const finding = await attemptCheck(check, o);
   return { value, finding };
 }
 
 /** Why no check can reach a verdict (the bridge is gone, a token is missing, it answers nothing), or undefined. */
-export async function preflightProblem(o: RunOptions): Promise<Blocked | undefined> {
-  return (await probe("preflight", o, (ctx) => preflight(ctx, o.tokenEnv))).value;
+export async function preflightProblem(o: AttemptContext, tokenEnv: string): Promise<Blocked | undefined> {
+  return (await probe("preflight", o, (ctx) => preflight(ctx, tokenEnv))).value;
 }
 
 /** Whether the bridge serves a second connection while one is open; undefined when the probe could not tell. */
-export async function probeConcurrency(o: RunOptions): Promise<boolean | undefined> {
+export async function probeConcurrency(o: AttemptContext): Promise<boolean | undefined> {
   return (await probe("connections", o, servesConcurrently)).value;
 }
 
 /** After a failing check: is the bridge still there? Restart one this tool owns; otherwise stop judging. */
-export async function lostTarget(check: Check, o: RunOptions): Promise<{ problem: string } | undefined> {
-  const target = o.target!;
+export async function lostTarget(check: Check, o: AttemptContext): Promise<{ problem: string } | undefined> {
+  const target = o.target;
   try {
     (
       await Connection.open(target.host, target.port, { maxLineBytes: 1, connectTimeoutMs: o.timeoutMs, record: false })
@@ -86,13 +85,13 @@ export const isDiagnosis = (id: string): boolean => id.startsWith("preflight/") 
  * completions inconclusive. Before the first check, a bridge that completes nothing fails
  * integration.command-completion there, and it is named as broken before the run.
  */
-export async function diagnose(after: string, o: RunOptions, memory: CanaryMemory): Promise<Diagnosis> {
+export async function diagnose(after: string, o: AttemptContext, memory: CanaryMemory): Promise<Diagnosis> {
   const probed = await probe("canary", o, (ctx) => canary(ctx, memory));
   const health: Health = probed.value ?? { replies: false, completions: false, detail: probed.finding.message };
   if (health.goodType) memory.goodType = health.goodType;
   const findings = health.finding ? [health.finding] : [];
   // The canary's own command must not be what the first check finds: a bridge this tool owns starts afresh.
-  if (after === PREFLIGHT && health.replies && health.completions) await o.target?.restart?.();
+  if (after === PREFLIGHT && health.replies && health.completions) await o.target.restart?.();
   if (health.replies && health.completions) return { findings };
   if (after === PREFLIGHT) {
     const broken: Finding = {
@@ -104,7 +103,7 @@ export async function diagnose(after: string, o: RunOptions, memory: CanaryMemor
     };
     return { findings: [...findings, broken], stopped: { duty: "completions", after, detail: health.detail } };
   }
-  if (o.target?.restart) {
+  if (o.target.restart) {
     await o.target.restart({ force: true });
     return { findings };
   }

@@ -1,104 +1,16 @@
-// Exact cases run again: the recheck of a fresh failure, a report's replay, the corpus and
-// --last-failed. A claim that a case is FIXED rests on that one case on the target that failed:
-// no later cases, no shrinking, no silent change of target; run once, or as many times in a row as
-// the case's recheck says a pass needs before it can be trusted.
+// A report's cases taken up again: the exact case each failure recorded and how many passes in a
+// row call it fixed, the target a re-run goes to, the replay's verdicts and its command line. The
+// cases themselves run in runner/run/cases.ts. A claim that a case is FIXED rests on that one case
+// on the target that failed: no later cases, no shrinking, no silent change of target.
 import { contract as shipped } from "../protocol/contract.js";
 import { worst } from "../protocol/verdict.js";
 import type { CheckReport, Report, Reporter } from "../reports/types.js";
 import type { Check, Finding } from "../suites/harness/check.js";
 import { formatHostPort } from "../suites/harness/connection.js";
-import { type Case, checkSeed, runCheck } from "./attempt.js";
+import { type Case, checkSeed } from "./attempt.js";
 import { OPTIONS, type OptionValues, UsageError } from "./options.js";
-import type { RunOptions } from "./run.js";
 
-/** How a run uses the exact cases it is given (RunOptions.cases). */
-export type CaseMode =
-  /** A check with a case runs only that case (--replay, --check --seed --path). */
-  | "replay"
-  /** The saved case first; the check's own cases after it, when it passes (--save-failures). */
-  | "corpus"
-  /** The recorded case first, then the report's seed, then fresh cases: a rule passes only when all pass. */
-  | "last-failed";
-
-/**
- * A check, with its recorded case where there is one. In "replay" mode only the case runs. In
- * the others, a case that still fails is the verdict; one that passes is followed by the
- * check's own cases, and the first of them to fail is the verdict: a rule is fixed only when
- * its recorded case and new cases pass. `fresh` (last-failed) adds a pass with a new seed.
- */
-export async function runWithCase(check: Check, o: RunOptions, log: (line: string) => void): Promise<Finding> {
-  const saved = o.cases?.get(check.id);
-  const seeds = [o.seed, ...(o.caseMode === "last-failed" && o.freshSeed !== undefined ? [o.freshSeed] : [])];
-  /** The check's own cases, seed after seed, from `from` on: the worst finding, and the first failure ends it. */
-  const ownCases = async (from?: Finding): Promise<Finding> => {
-    let finding = from;
-    for (const seed of seeds) {
-      const next = await runCheck(check, seed === o.seed ? o : { ...o, seed });
-      finding = !finding || worst(finding.verdict, next.verdict) === next.verdict ? next : finding;
-      if (next.verdict === "fail") break;
-    }
-    return finding!;
-  };
-  if (!saved) return ownCases();
-  const first = await runExact(check, o, saved);
-  const replayed = {
-    ...saved,
-    verdict: first.verdict,
-    ...(first.counterexample ? { case: first.counterexample } : {}),
-  };
-  if (o.caseMode === "replay") return { ...first, replayed };
-  const label = o.caseMode === "last-failed" ? "last failed" : "corpus";
-  if (first.verdict === "fail") {
-    log(`${label}: STILL FAILING ${check.id}: the recorded case fails again`);
-    return { ...first, replayed };
-  }
-  const replayable = first.verdict === "pass" || first.verdict === "warn";
-  // A saved case the check can no longer run proves nothing either way: in the corpus the check's
-  // own cases judge it; after --last-failed the rule cannot pass on cases that were not replayed.
-  const finding = await ownCases(replayable || o.caseMode === "last-failed" ? first : undefined);
-  if (!replayable) log(`${label}: COULD NOT REPLAY ${check.id}: ${first.message}`);
-  else if (finding.verdict === "fail")
-    log(`${label}: ${check.id}: the recorded case passes now, but a new case fails: ${finding.message}`);
-  else log(`${label}: FIXED ${check.id}: the recorded case and new cases pass`);
-  return { ...finding, replayed };
-}
-
-/**
- * Re-sends a failing check's case `o.recheck` times, each exactly that one case, each on a
- * fresh bridge where this tool owns it (on fresh connections otherwise). A failure never seen
- * again is a warning; one seen some of the times is flaky and stays a failure. A try that
- * reaches no verdict counts neither way.
- */
-export async function recheck(check: Check, finding: Finding, o: RunOptions): Promise<Finding> {
-  const tries = o.recheck ?? 0;
-  if (tries <= 0) return finding;
-  const exact: Case = {
-    seed: finding.seed ?? checkSeed(o.seed, check.id),
-    ...(finding.path !== undefined ? { path: finding.path } : {}),
-    ...(finding.replayPath !== undefined ? { replayPath: finding.replayPath } : {}),
-  };
-  let ran = 0;
-  let failed = 0;
-  const started = Date.now();
-  for (let i = 0; i < tries; i++) {
-    await o.target?.restart?.();
-    const again = await runCheck(check, o, exact);
-    if (again.verdict === "error" || again.verdict === "skip") continue;
-    ran++;
-    if (again.verdict === "fail") failed++;
-  }
-  if (o.stats) o.stats.recheckingMs += Date.now() - started;
-  if (ran === 0) return finding;
-  const grade = failed === ran ? "consistent" : failed > 0 ? "flaky" : "not-reproduced";
-  const reproduced = { tries: ran, failed, grade } as const;
-  if (grade !== "not-reproduced") return { ...finding, reproduced };
-  return {
-    ...finding,
-    verdict: "warn",
-    message: `${finding.message} (seen once, not reproduced in ${ran} tries)`,
-    reproduced,
-  };
-}
+export type { CaseMode } from "./run/config.js";
 
 /** How sure a replay must be that a case no longer fails before it calls it fixed. */
 const FALSE_FIX_AT_MOST = 0.05;
@@ -142,30 +54,6 @@ export function triesToTrust(failed: number, tries: number): number {
   if (rate >= 1) return 1;
   if (rate <= 0) return MOST_TRIES;
   return Math.max(1, Math.min(MOST_TRIES, Math.ceil(Math.log(FALSE_FIX_AT_MOST) / Math.log(1 - rate))));
-}
-
-/** Why a replay runs a case more than once. */
-const WHY_TRIES = "a fault that struck as often as the recheck saw it may strike only some runs";
-
-/**
- * An exact case, run as often as its record asks: each try on a fresh bridge where this tool owns
- * it, ending at the first that does not pass. A rechecked case is fixed only when it passes every
- * try, and the finding says how many.
- */
-async function runExact(check: Check, o: RunOptions, exact: Case): Promise<Finding> {
-  const tries = exact.tries ?? 1;
-  for (let i = 1; ; i++) {
-    if (i > 1) await o.target?.restart?.();
-    const finding = await runCheck(check, o, exact);
-    if (tries === 1) return finding;
-    if (finding.verdict !== "pass")
-      return { ...finding, message: `${finding.message} (try ${i} of ${tries}: ${WHY_TRIES})` };
-    if (i === tries)
-      return {
-        ...finding,
-        message: `${finding.message} It passed ${tries} tries in a row, each on a fresh bridge where this tool owns it (${WHY_TRIES}).`,
-      };
-  }
 }
 
 /** The exact case a report recorded for a check: its seed (its own, or derived from the run's), path and run count. */

@@ -9,7 +9,7 @@ export type { Check };
 
 /**
  * Cheap and foundational first; the destructive (floods, sessions that may kill a bridge) last. Where the tool
- * can start the bridge afresh, the run reorders them so a long history is filled once (historyLate in runner/run.ts).
+ * can start the bridge afresh, the run reorders them so a long history is filled once (historyFillsOnce in runner/run/plan.ts).
  */
 const GROUP_ORDER = ["method", "wire", "error", "command", "integration", "validation"];
 

@@ -10,7 +10,7 @@ import {
 } from "../bridges/reference/bridge.js";
 import { contract } from "../protocol/contract.js";
 import type { Reporter } from "../reports/types.js";
-import { historyLate } from "../runner/run.js";
+import { historyFillsOnce } from "../runner/run.js";
 import { type Check, pass, resultOf } from "../suites/harness/check.js";
 import { collectCompletions, latestSeq } from "../suites/harness/events.js";
 import { act, judgeCompletion } from "../suites/harness/lifecycle.js";
@@ -173,7 +173,7 @@ describe("a long history", () => {
     report.rules.find((r) => r.id.endsWith(".integration.bounded-state"))!.checks.find((c) => c.id === bound.id)!;
 
   it("is filled once, after every check that acts and beside the checks that need neither queue nor history", () => {
-    const order = historyLate(allChecks);
+    const order = historyFillsOnce(allChecks);
     const at = (c: Check) => order.indexOf(c);
     const [first, ...others] = historyChecks;
     const acting = allChecks.filter((c) => c.needs?.length && !c.state && !c.takesOver);

@@ -1,0 +1,126 @@
+// The plan of a run, decided before any check runs: which checks (selection and shard), in
+// which order, and which stretches of them share the bridge several at a time.
+import { readFileSync } from "node:fs";
+import { type Check, dealKey } from "../../suites/harness/check.js";
+import type { RunConfig } from "./config.js";
+
+export const SHARD_REASON = "checked in another shard";
+/** Checks at a time against a bridge this tool owns and that serves several connections. */
+const DEFAULT_CONCURRENCY = 4;
+
+export interface Plan {
+  /** The checks of rules the contract holds. */
+  readonly runnable: readonly Check[];
+  /** The checks this run judges, in the order they start. */
+  readonly chosen: readonly Check[];
+  /** The check that fills the history beside the checks without needs (see historyFillsOnce). */
+  readonly historyFiller?: Check;
+  /** `chosen` cut into stretches: one check runs alone, several share the bridge (a pool). */
+  readonly stretches: readonly (readonly Check[])[];
+  /** Checks at a time in a pool. */
+  readonly concurrency: number;
+}
+
+/** What a run judges and how, given whether the bridge serves a second connection (the probe). */
+export function plan(config: RunConfig, servesConcurrently: boolean | undefined): Plan {
+  const { contract, target } = config;
+  const runnable = config.checks.filter((c) => c.rules.some((r) => contract.has(r)));
+  const wanted = runnable.filter(
+    (c) => c.rules.some(config.selected) && (!config.onlyChecks || config.onlyChecks.has(c.id)),
+  );
+  // Every shard deals the same selection the same way.
+  const dealt = wanted.filter(shardFilter(wanted, config.shard));
+  const chosen = target?.restart ? historyFillsOnce(dealt) : dealt;
+  // Rules that failed last time go first (watch mode), in their usual order.
+  const first = config.first;
+  if (first?.size) {
+    const early = (c: Check) => c.rules.some((r) => first.has(r));
+    chosen.sort((a, b) => Number(early(b)) - Number(early(a)));
+  }
+  const historyFiller = target?.restart ? chosen.find((c) => c.state) : undefined;
+  // Several at a time only where the bridge serves a second connection; by default only where
+  // this tool owns the bridge, so a failure found beside others can be judged again on a fresh one.
+  const concurrency = servesConcurrently ? (config.concurrency ?? (target?.restart ? DEFAULT_CONCURRENCY : 1)) : 1;
+  return { runnable, chosen, historyFiller, stretches: stretches(chosen, historyFiller, concurrency), concurrency };
+}
+
+/**
+ * A stretch of checks that need no shared bridge state (queue, history) may share the bridge, and
+ * where the bridge can be started afresh, with the check that fills the history; any other check
+ * runs alone.
+ */
+function stretches(chosen: readonly Check[], filler: Check | undefined, concurrency: number): Check[][] {
+  const out: Check[][] = [];
+  for (let i = 0; i < chosen.length; ) {
+    let end = i + 1;
+    const startsPool = !chosen[i]!.needs?.length || chosen[i] === filler;
+    if (concurrency > 1 && startsPool) while (end < chosen.length && !chosen[end]!.needs?.length) end++;
+    out.push(chosen.slice(i, end));
+    i = end;
+  }
+  return out;
+}
+
+/**
+ * Where this tool can start the bridge afresh, the order that fills a long history once: the
+ * checks that act first, then the first history check beside the checks without needs, then the
+ * other history checks, and those that take the history over last (docs/ARCHITECTURE.md).
+ */
+export function historyFillsOnce(checks: readonly Check[]): Check[] {
+  const makers = checks.filter((c) => c.state);
+  if (!makers.length) return [...checks];
+  const rest = checks.filter((c) => !c.state && !c.takesOver);
+  return [
+    ...rest.filter((c) => c.needs?.length),
+    makers[0]!,
+    ...rest.filter((c) => !c.needs?.length),
+    ...makers.slice(1),
+    ...checks.filter((c) => c.takesOver && !c.state),
+  ];
+}
+
+/**
+ * Shard I of N, dealt by measured cost (runner/check-costs.json, written by `npm run bench`):
+ * the costliest first, each to the shard with the least so far. Checks that share a costly
+ * bridge state (Check.state) are dealt as one. The deal depends only on the checks and the
+ * table, so shards are disjoint, complete and alike in every job.
+ */
+function shardFilter(checks: readonly Check[], shard: RunConfig["shard"]): (check: Check) => boolean {
+  if (!shard) return () => true;
+  const cost = checkCosts(checks);
+  const units = new Map<string, { ids: string[]; cost: number }>();
+  for (const check of checks) {
+    const key = dealKey(check);
+    const unit = units.get(key) ?? units.set(key, { ids: [], cost: 0 }).get(key)!;
+    unit.ids.push(check.id);
+    unit.cost += cost(check);
+  }
+  const load = new Array<number>(shard.count).fill(0);
+  const mine = new Set<string>();
+  const dealt = [...units.values()].sort((a, b) => b.cost - a.cost || a.ids[0]!.localeCompare(b.ids[0]!));
+  for (const unit of dealt) {
+    const lightest = load.indexOf(Math.min(...load));
+    load[lightest]! += unit.cost;
+    if (lightest === shard.index - 1) for (const id of unit.ids) mine.add(id);
+  }
+  return (check) => mine.has(check.id);
+}
+
+/**
+ * What each check adds to its shard's time, in ms: its measured cost, divided for a pooled check
+ * (one without `needs`) by the table's `pooledSpeedup`. A check the table does not know costs
+ * what the median one does; without a table every check costs the same.
+ */
+function checkCosts(checks: readonly Check[]): (check: Check) => number {
+  let table: { costs?: Record<string, number>; pooledSpeedup?: number } = {};
+  try {
+    table = JSON.parse(readFileSync(new URL("../check-costs.json", import.meta.url), "utf8")) as typeof table;
+  } catch {
+    /* no table */
+  }
+  const costs = table.costs ?? {};
+  const speedup = typeof table.pooledSpeedup === "number" && table.pooledSpeedup >= 1 ? table.pooledSpeedup : 1;
+  const known = checks.map((c) => costs[c.id]).filter((v): v is number => typeof v === "number" && v >= 0);
+  const median = known.length ? [...known].sort((a, b) => a - b)[Math.floor(known.length / 2)]! : 1;
+  return (check) => (costs[check.id] ?? median) / (check.needs?.length ? 1 : speedup);
+}

@@ -1,0 +1,53 @@
+// What a run finds out as it goes: the counts of the wire and the commands, the state cells
+// reached, a result per check, the bridge's exits, and why the checks left are not run.
+import type { Report } from "../../reports/types.js";
+import type { CanaryMemory } from "../../suites/harness/canary.js";
+import { CommandLedger } from "../../suites/harness/check.js";
+import { WireStats } from "../../suites/harness/connection.js";
+import type { Blocked } from "../../suites/harness/preflight.js";
+import type { Redactor } from "../../suites/harness/redact.js";
+import type { CheckResult } from "../aggregate.js";
+import type { AttemptContext } from "../attempt.js";
+import { RunCoverage } from "../coverage.js";
+import type { RunConfig } from "./config.js";
+import type { Plan } from "./plan.js";
+
+/** Why the checks left are not run: an interrupted run skips them, a lost bridge leaves them unjudged. */
+export interface Stop {
+  problem: string;
+  interrupted?: boolean;
+}
+
+export class RunState {
+  readonly stats = new WireStats();
+  readonly ledger = new CommandLedger();
+  readonly coverage = new RunCoverage();
+  /** One result per check; written by record.ts alone. */
+  readonly results = new Map<string, CheckResult>();
+  readonly exits: NonNullable<Report["targetExits"]> = [];
+  /** What the canary learnt of the bridge (a command type that completes). */
+  readonly canary: CanaryMemory = {};
+  failures = 0;
+  /** Checks begun so far, for the reporters' progress. */
+  begun = 0;
+  stop?: Stop;
+  /** A duty the bridge stopped doing (completions): checks that need it cannot be judged. */
+  stopped?: Report["stopped"];
+
+  /** Why no check, or none but the ones it names, can reach a verdict (from the preflight). */
+  constructor(readonly blocked?: Blocked) {
+    this.stop = blocked;
+  }
+}
+
+/** One run under way: what was asked, its plan, what it found so far, and how it logs. */
+export interface Run {
+  readonly config: RunConfig;
+  readonly plan: Plan;
+  readonly state: RunState;
+  /** What every attempt of this run starts from. */
+  readonly attempt: AttemptContext;
+  /** Logs a line, redacted: a bridge's stderr or a reporter's error may carry the token. */
+  readonly log: (line: string) => void;
+  readonly redact: Redactor;
+}
