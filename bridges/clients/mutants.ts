@@ -1,7 +1,7 @@
 // Deliberately broken clients: each bends the reference client in one place and must make client
 // mode fail (or warn) on the rule it names, proving each client check can fail.
 // Run one with `node dist/bridges/clients/reference.js --mutant NAME ...`.
-import { ReferenceClient } from "./reference.js";
+import { ReferenceClient } from "./client.js";
 
 export interface ClientMutant {
   name: string;
