@@ -1,6 +1,3 @@
-// One run, from option values to an exit code and a report. The CLI and the API both come
-// here; neither argv nor signal handlers nor unasked-for files are this module's business.
-import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import picomatch from "picomatch";
 import { type Contract, ContractError, loadContract, type RuleId, contract as shipped } from "../protocol/contract.js";
@@ -9,33 +6,21 @@ import { writeOutput } from "../reports/output.js";
 import { reportProblem } from "../reports/schema.js";
 import type { Report, Reporter } from "../reports/types.js";
 import type { Check } from "../suites/harness/check.js";
-import { formatHostPort } from "../suites/harness/connection.js";
-import { redactor, STRONG_TOKEN_LENGTH } from "../suites/harness/redact.js";
 import { allChecks } from "../suites/index.js";
 import { UNCOVERED } from "./aggregate.js";
-import type { Case } from "./attempt.js";
 import { applyBaseline, type Baseline, baselineSection, loadBaseline } from "./baseline.js";
 import { clientUnstarted, runClientMode } from "./client.js";
 import { compareReports, formatChanges } from "./compare.js";
-import { corpusCases, loadCorpus, saveFailures } from "./corpus.js";
+import { saveFailures } from "./corpus.js";
 import { exportReproducers } from "./export.js";
 import { mergeReports, mixedReports, shardProblem } from "./merge.js";
 import { OPTIONS, type OptionValues, PROFILES, type Profile, suggest, TIME_BUDGET, UsageError } from "./options.js";
 import { checkDirectories, checkWritable, reportOutputs } from "./outputs.js";
-import { failingCases, replayCommand, replayTarget, replayVerdicts } from "./replay.js";
-import { run } from "./run.js";
+import { replayCommand, replayTarget, replayVerdicts } from "./replay.js";
+import { chosenCases, openTarget, runSettings, runToken } from "./run/settings.js";
+import { runOutcome } from "./run.js";
 import { checkHint, listSelection, namedChecks } from "./selection.js";
-import {
-  type BridgeFactory,
-  embeddedTarget,
-  endpointTarget,
-  isLoopback,
-  parseEndpoint,
-  RemoteRefused,
-  spawnTarget,
-  type Target,
-  TargetError,
-} from "./targets.js";
+import type { BridgeFactory } from "./targets.js";
 import { TOOL } from "./tool.js";
 
 export interface Io {
@@ -78,29 +63,34 @@ export async function conformance(values: Values, positionals: string[], io: Io,
   }
 }
 
-async function execute(given: Values, positionals: string[], io: Io, deps: Deps): Promise<Outcome> {
-  let values = given;
+/** What every command of one invocation shares: the contract, the selection, and where reports go. */
+interface Invocation {
+  values: Values;
+  contract: Contract;
+  io: Io;
+  deps: Deps;
+  selected: (id: RuleId) => boolean;
+  outputs: ReturnType<typeof reportOutputs>;
+  /** Where the human output goes: stderr when a report takes stdout. */
+  human: (text: string) => void;
+  reporters: () => Reporter[];
+  baseline?: Baseline;
+  /** A report whose failures this run takes up again, and the flag that named it (--replay, --last-failed). */
+  earlier?: { report: Report; flag: string };
+}
+
+async function execute(values: Values, positionals: string[], io: Io, deps: Deps): Promise<Outcome> {
   const contract = values.contract ? readContract(values.contract) : shipped;
-  const checks = allChecks;
   validateGlobs(values.rules ?? [], "--rules", contract);
   validateGlobs(values.skip ?? [], "--skip", contract);
-  // A report whose failures this run takes up again (--replay, --last-failed).
-  const replayFlag = values.replay ? "--replay" : values.lastFailed ? "--last-failed" : undefined;
-  const earlier = replayFlag ? readReportFile((values.replay ?? values.lastFailed)!, replayFlag) : undefined;
-  const rules = values.lastFailed ? lastFailed(earlier!, values.lastFailed, io) : (values.rules ?? []);
+  const flag = values.replay ? "--replay" : values.lastFailed ? "--last-failed" : undefined;
+  const earlier = flag ? { report: readReportFile((values.replay ?? values.lastFailed)!, flag), flag } : undefined;
+  const rules = values.lastFailed ? lastFailed(earlier!.report, values.lastFailed, io) : (values.rules ?? []);
   const selected = ruleSelector(rules, values.skip ?? [], contract);
-  if (values.list) {
-    const listed = listSelection(values.check, selected);
-    if (values.json)
-      writeOutput(values.json, `${JSON.stringify(listJson(contract, listed.checks, listed.rules), null, 2)}\n`, io.out);
-    else io.out(listRules(contract, listed.checks, listed.rules));
-    return { code: EXIT.pass };
-  }
+  if (values.list) return list(values, contract, selected, io);
   const outputs = reportOutputs(values);
-  const toStdout = outputs.some((o) => o.file === "-");
   // A report on stdout keeps stdout for itself: the human output goes to stderr.
-  const human = toStdout ? io.err : io.out;
-  const baseline = values.baseline ? loadBaseline(values.baseline, contract, checks) : undefined;
+  const human = outputs.some((o) => o.file === "-") ? io.err : io.out;
   const reporters = () => [
     ...(io.console === false
       ? []
@@ -109,147 +99,80 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
     ...(io.env.GITHUB_STEP_SUMMARY ? [markdownReporter(undefined, io.env)] : []),
     ...(io.env.GITHUB_ACTIONS === "true" ? [githubReporter(human, io.env)] : []),
   ];
+  const baseline = values.baseline ? loadBaseline(values.baseline, contract, allChecks) : undefined;
+  const cli: Invocation = { values, contract, io, deps, selected, outputs, human, reporters, baseline, earlier };
 
   if (positionals[0] === "client") return clientMode(values, positionals.slice(1), io, deps, reporters);
   if (values.exec) throw new UsageError('--exec tests a client: run "aicontrol-conformance client --exec CMD"');
-  if (values.compare && positionals.length === 1 && !values.merge) {
-    const changes = compareReports(
-      readReportFile(values.compare, "--compare"),
-      readReportFile(positionals[0]!, "--compare"),
-    );
-    io.out(formatChanges(changes, values.compare));
-    return { code: changes.some((c) => c.worse) ? EXIT.fail : EXIT.pass };
-  }
+  if (values.compare && positionals.length === 1 && !values.merge)
+    return compareTwo(cli, values.compare, positionals[0]!);
   if (positionals.length && !values.merge) {
     throw new UsageError(
       `unexpected argument "${positionals[0]}" (only --merge and --compare OLD NEW take file names)`,
     );
   }
-  const previous = values.compare ? readReportFile(values.compare, "--compare") : undefined;
-  if (values.merge) {
-    if (positionals.length === 0)
-      throw new UsageError("--merge takes the JSON reports to merge: --merge a.json b.json ...");
-    checkWritable(outputs);
-    const inputs = positionals.map((f) => readReportFile(f, "--merge"));
-    const mixed = shardProblem(inputs, positionals) ?? (values.force ? undefined : mixedReports(inputs, positionals));
-    if (mixed) throw new UsageError(`--merge: ${mixed}`);
-    const merged = mergeReports(inputs);
-    if (baseline) merged.baseline = baselineSection(merged, baseline, contract.prefix);
-    const lost = await writeReports(reporters(), merged, io);
-    if (previous) human(formatChanges(compareReports(previous, merged), values.compare!));
-    return {
-      code: lost ? EXIT.usage : verdictCode(merged, baseline, contract, human, values.allowUncovered),
-      report: merged,
-    };
-  }
+  if (values.merge) return merge(cli, positionals);
+  return bridgeRun(cli);
+}
 
+function list(values: Values, contract: Contract, selected: (id: RuleId) => boolean, io: Io): Outcome {
+  const listed = listSelection(values.check, selected);
+  if (values.json)
+    writeOutput(values.json, `${JSON.stringify(listJson(contract, listed.checks, listed.rules), null, 2)}\n`, io.out);
+  else io.out(listRules(contract, listed.checks, listed.rules));
+  return { code: EXIT.pass };
+}
+
+function compareTwo(cli: Invocation, older: string, newer: string): Outcome {
+  const changes = compareReports(readReportFile(older, "--compare"), readReportFile(newer, "--compare"));
+  cli.io.out(formatChanges(changes, older));
+  return { code: changes.some((c) => c.worse) ? EXIT.fail : EXIT.pass };
+}
+
+async function merge(cli: Invocation, files: string[]): Promise<Outcome> {
+  const { values, baseline, contract, human } = cli;
+  const previous = values.compare ? readReportFile(values.compare, "--compare") : undefined;
+  if (files.length === 0) throw new UsageError("--merge takes the JSON reports to merge: --merge a.json b.json ...");
+  checkWritable(cli.outputs);
+  const inputs = files.map((f) => readReportFile(f, "--merge"));
+  const mixed = shardProblem(inputs, files) ?? (values.force ? undefined : mixedReports(inputs, files));
+  if (mixed) throw new UsageError(`--merge: ${mixed}`);
+  const merged = mergeReports(inputs);
+  if (baseline) merged.baseline = baselineSection(merged, baseline, contract.prefix);
+  const lost = await writeReports(cli.reporters(), merged, cli.io);
+  if (previous) human(formatChanges(compareReports(previous, merged), values.compare!));
+  return {
+    code: lost ? EXIT.usage : verdictCode(merged, baseline, contract, human, values.allowUncovered),
+    report: merged,
+  };
+}
+
+/** A run against a bridge: the target, the run, and what follows it (saved cases, reproducers, the exit code). */
+async function bridgeRun(cli: Invocation): Promise<Outcome> {
+  const { contract, io, deps, earlier } = cli;
   // The failures of a report are taken up on the target that failed, with the report's seed and
   // run count, so that its cases are the same cases: never silently on another target.
-  if (earlier)
-    values = replayTarget(earlier, values, replayFlag!, (line) => io.err(`aicontrol-conformance: ${line}\n`));
-  const profile = (values.profile ?? OPTIONS.profile.default) as Profile;
-  const runs = values.runs ?? earlier?.runs ?? PROFILES[profile];
-  const seed = values.seed ?? earlier?.seed ?? randomSeed();
-  const timeoutMs = values.timeout ?? OPTIONS.timeout.default;
-  const tokenEnv = values.tokenEnv ?? contract.defaults.tokenEnv;
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv)) {
-    throw new UsageError("--token-env takes the name of an environment variable, not a value like that");
-  }
-  const endpoint = values.endpoint ? parseEndpoint(values.endpoint) : undefined;
-  if (values.endpoint && !endpoint) {
-    throw new UsageError(
-      `--endpoint must be HOST:PORT with a port from 1 to 65535 (IPv6 as [::1]:PORT), not "${values.endpoint}"`,
-    );
-  }
-  if (endpoint && values.spawn) throw new UsageError("give either --endpoint or --spawn, not both");
-  if (endpoint && !isLoopback(endpoint.host) && !values.allowRemote)
-    throw new UsageError(new RemoteRefused(endpoint.host).message);
-  if (!endpoint && !values.spawn && !deps.builtIn)
-    throw new UsageError("give a target: --endpoint HOST:PORT or --spawn CMD");
-  const shard = values.shard ? parseShard(values.shard) : undefined;
-  if (values.replayPath && !values.path) throw new UsageError("--replay-path goes with --path (and one --check)");
-  if (values.path && values.check?.length !== 1)
-    throw new UsageError("--path replays one case: give exactly one --check ID with it");
-
-  let cases = new Map<string, Case>();
-  let onlyChecks = values.check?.length ? new Set(values.check) : undefined;
-  if (values.replay) {
-    cases = failingCases(earlier!, values.check);
-    if (cases.size === 0) throw new UsageError("--replay: the report holds no failing case to replay");
-    onlyChecks = new Set(cases.keys());
-  } else if (values.lastFailed) cases = failingCases(earlier!, undefined, ["fail"]);
-  else if (values.path) {
-    cases.set(values.check![0]!, {
-      seed,
-      path: values.path,
-      ...(values.replayPath ? { replayPath: values.replayPath } : {}),
-      runs,
-    });
-  } else if (values.saveFailures) cases = corpusCases(loadCorpus(values.saveFailures));
-  const caseMode = values.replay || values.path ? "replay" : values.lastFailed ? "last-failed" : "corpus";
-  namedChecks([...(onlyChecks ?? [])], checks);
-  checkWritable(outputs);
+  const say = (line: string) => io.err(`aicontrol-conformance: ${line}\n`);
+  const previous = cli.values.compare ? readReportFile(cli.values.compare, "--compare") : undefined;
+  const values = earlier ? replayTarget(earlier.report, cli.values, earlier.flag, say) : cli.values;
+  const settings = runSettings(values, contract, earlier?.report, Boolean(deps.builtIn));
+  const { runs, seed, timeoutMs, tokenEnv, endpoint, profile } = settings;
+  const { cases, onlyChecks, caseMode } = chosenCases(values, earlier?.report, seed, runs);
+  namedChecks([...(onlyChecks ?? [])], allChecks);
+  checkWritable(cli.outputs);
   checkDirectories(values);
-
-  const builtIn = !endpoint && !values.spawn;
-  // The built-in bridge gets a token of its own, so a plain `npm start` exercises authorization too.
-  const token = io.env[tokenEnv] || (builtIn ? randomBytes(12).toString("hex") : undefined);
-  if (token && token.length < STRONG_TOKEN_LENGTH && !builtIn) {
-    io.err(
-      `aicontrol-conformance: warning: the token in ${tokenEnv} is under ${STRONG_TOKEN_LENGTH} characters, which is weak; it is redacted where it stands alone\n`,
-    );
-  }
-  const redact = redactor(token);
-  let target: Target | undefined;
-  let unreachable: string | undefined;
-  try {
-    if (endpoint) {
-      target = await endpointTarget(endpoint.host, endpoint.port, {
-        timeoutMs,
-        waitMs: values.waitForEndpoint,
-        allowRemote: values.allowRemote,
-      });
-    } else if (values.spawn) {
-      target = await spawnTarget(values.spawn, { startTimeoutMs: values.startTimeout ?? 30_000, env: io.env });
-      if (!isLoopback(target.host) && !values.allowRemote) {
-        await target.stop();
-        throw new UsageError(`the spawned bridge listens on ${target.host}: ${new RemoteRefused(target.host).message}`);
-      }
-    } else {
-      target = await embeddedTarget(deps.builtIn!, token);
-    }
-  } catch (err) {
-    if (!(err instanceof TargetError)) throw err;
-    unreachable = redact.text(err.message);
-    io.err(`aicontrol-conformance: target unreachable: ${unreachable}\n`);
-  }
-  const targetInfo = target
-    ? {
-        endpoint: target.endpoint,
-        spawned: target.spawned,
-        label: target.label,
-        ...(values.spawn ? { command: values.spawn } : {}),
-      }
-    : {
-        endpoint: endpoint
-          ? formatHostPort(endpoint.host, endpoint.port)
-          : values.spawn
-            ? `spawn: ${values.spawn}`
-            : "built-in",
-        spawned: !endpoint,
-        label: "unreachable",
-      };
+  const token = runToken(values, tokenEnv, io);
+  const { target, unreachable, targetInfo } = await openTarget(values, settings, token, io, deps.builtIn);
   const replaying = caseMode === "replay";
-  const all = reporters();
-  if (replaying) all.push(replayVerdicts(human, onlyChecks, values.replay ? earlier : undefined));
-  const failedReporters: string[] = [];
-  let report: Report;
+  const reporters = cli.reporters();
+  if (replaying) reporters.push(replayVerdicts(cli.human, onlyChecks, values.replay ? earlier?.report : undefined));
+  let outcome: Awaited<ReturnType<typeof runOutcome>>;
   try {
-    report = await run({
+    outcome = await runOutcome({
       contract,
-      checks,
+      checks: allChecks,
       target,
-      targetInfo: redact.deep(targetInfo),
+      targetInfo,
       unreachable,
       token,
       tokenEnv,
@@ -260,15 +183,15 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
       seed,
       profile,
       strict: values.strict ?? false,
-      selected,
+      selected: cli.selected,
       onlyChecks,
       cases,
       caseMode,
       ...(caseMode === "last-failed" ? { freshSeed: randomSeed() } : {}),
-      baseline,
+      baseline: cli.baseline,
       replayCommand: (check, finding) =>
         replayCommand(check, finding, values, endpoint, { tokenEnv, timeoutMs, runs, defaultRuns: PROFILES.standard }),
-      shard,
+      shard: settings.shard,
       maxFailures: values.bail ? 1 : values.maxFailures,
       stopFlag: values.bail ? "--bail" : `--max-failures ${values.maxFailures}`,
       concurrency: values.concurrency,
@@ -277,46 +200,58 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
       durationMs: values.duration,
       signal: deps.signal,
       first: deps.first,
-      reporters: all,
-      log: (line) => {
-        const failed = /^reporter "([^"]+)" failed in onRunEnd/.exec(line);
-        if (failed) failedReporters.push(failed[1]!);
-        io.err(`${line}\n`);
-      },
+      reporters,
+      log: (line) => io.err(`${line}\n`),
     });
   } finally {
     await target?.stop();
   }
+  return afterRun(cli, values, outcome, { token, unreachable, onlyChecks, replaying, timeoutMs, tokenEnv, previous });
+}
+
+/** After a run: the corpus and the reproducers written, the comparison printed, and the exit code. */
+function afterRun(
+  cli: Invocation,
+  values: Values,
+  { report, lostReporters }: Awaited<ReturnType<typeof runOutcome>>,
+  run: {
+    token?: string;
+    unreachable?: string;
+    onlyChecks?: Set<string>;
+    replaying: boolean;
+    timeoutMs: number;
+    tokenEnv: string;
+    previous?: Report;
+  },
+): Outcome {
+  const { io, contract, human } = cli;
   if (values.saveFailures) {
     const saved = saveFailures(values.saveFailures, report);
     if (saved)
       io.err(`aicontrol-conformance: saved ${saved} failing case${saved === 1 ? "" : "s"} to ${values.saveFailures}\n`);
   }
   if (values.export) {
-    const options = { contract, tokenEnv, tokenConfigured: Boolean(token), timeoutMs };
+    const options = { contract, tokenEnv: run.tokenEnv, tokenConfigured: Boolean(run.token), timeoutMs: run.timeoutMs };
     const { written, refused } = exportReproducers(values.export, report, options);
     for (const { check, reason } of refused)
       io.err(`aicontrol-conformance: --export: no reproducer of ${check}: ${reason}\n`);
     if (written.length) io.err(`aicontrol-conformance: exported ${written.length} reproducer(s) to ${values.export}\n`);
   }
-  if (previous) human(formatChanges(compareReports(previous, report), values.compare!));
-  const lost = failedReporters.filter((name) => name in FORMATS);
+  if (run.previous) human(formatChanges(compareReports(run.previous, report), values.compare!));
+  const lost = lostReporters.filter((name) => name in FORMATS);
   if (lost.length) {
     io.err(`aicontrol-conformance: the ${lost.join(", ")} report could not be written (see above)\n`);
     return { code: EXIT.usage, report };
   }
-  if (unreachable || report.blocked) return { code: EXIT.unreachable, report };
-  if (deps.signal?.aborted) return { code: EXIT.interrupted, report };
+  if (run.unreachable || report.blocked) return { code: EXIT.unreachable, report };
+  if (cli.deps.signal?.aborted) return { code: EXIT.interrupted, report };
   // A replay that still fails says so (1); one that could not run a case claims nothing (3).
   const unreplayed = (c: { id: string; verdict: string }) =>
-    onlyChecks?.has(c.id) && (c.verdict === "error" || c.verdict === "skip");
-  if (
-    replaying &&
-    !report.rules.some((r) => r.verdict === "fail") &&
-    report.rules.some((r) => r.checks.some(unreplayed))
-  )
+    run.onlyChecks?.has(c.id) && (c.verdict === "error" || c.verdict === "skip");
+  const failed = report.rules.some((r) => r.verdict === "fail");
+  if (run.replaying && !failed && report.rules.some((r) => r.checks.some(unreplayed)))
     return { code: EXIT.unreachable, report };
-  return { code: verdictCode(report, baseline, contract, human, values.allowUncovered), report };
+  return { code: verdictCode(report, cli.baseline, contract, human, values.allowUncovered), report };
 }
 
 /** Client mode: the tool plays a hostile bridge for the command given with --exec. */
@@ -423,14 +358,6 @@ function lastFailed(report: Report, file: string, io: Io): string[] {
   const failed = report.rules.filter((r) => r.verdict === "fail" || r.verdict === "error").map((r) => r.id);
   if (failed.length === 0) io.err(`aicontrol-conformance: no rule failed in ${file}: running every rule\n`);
   return failed;
-}
-
-function parseShard(text: string): { index: number; count: number } {
-  const m = /^(\d+)\/(\d+)$/.exec(text);
-  const [index, count] = m ? [Number(m[1]), Number(m[2])] : [0, 0];
-  if (!m || count < 1 || index < 1 || index > count)
-    throw new UsageError(`--shard takes I/N with 1 <= I <= N, e.g. 2/4, not "${text}"`);
-  return { index, count };
 }
 
 /** Does a --rules/--skip glob match a rule (by short or full ID)? Globs are picomatch's: *, ?, {a,b}, [..]. */

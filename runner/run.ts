@@ -24,7 +24,17 @@ export type RunOptions = RunConfig;
 
 export const NOT_SELECTED = "not selected (--rules / --skip)";
 
+/** A run's report, and the reporters that failed to write it (their onRunEnd threw). */
+export interface RunOutcome {
+  report: Report;
+  lostReporters: string[];
+}
+
 export async function run(config: RunConfig): Promise<Report> {
+  return (await runOutcome(config)).report;
+}
+
+export async function runOutcome(config: RunConfig): Promise<RunOutcome> {
   const started = Date.now();
   const redact = redactor(config.token);
   const write = config.log ?? ((line) => process.stderr.write(`${line}\n`));
@@ -50,8 +60,8 @@ export async function run(config: RunConfig): Promise<Report> {
       await fuzzUntil(running, started + config.durationMs);
   }
   const report = redact.deep(toReport(config, planned, state, started));
-  await fanOut(config.reporters, "onRunEnd", log, report);
-  return report;
+  const lostReporters = await fanOut(config.reporters, "onRunEnd", log, report);
+  return { report, lostReporters };
 }
 
 /**

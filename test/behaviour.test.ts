@@ -77,7 +77,31 @@ const RUNS: [string, () => ReturnType<typeof seeded>][] = [
     : []),
 ];
 
-const golden: Record<string, unknown> = existsSync(GOLDEN) ? JSON.parse(readFileSync(GOLDEN, "utf8")) : {};
+type Shape = ReturnType<typeof shape> & { code: number };
+
+/**
+ * A check that passes at one pace may skip at another, over its profile's time budget (a machine busy with other
+ * tests): both read as one outcome here, and so do the rule and the summary they make.
+ */
+function paceAside({ summary: _, ...run }: Shape) {
+  const paced = (c: { verdict: string; message?: string }) =>
+    c.verdict === "pass" || (c.verdict === "skip" && /budget/.test(c.message ?? ""));
+  const PACED = "pass, or skipped over the time budget";
+  return {
+    ...run,
+    rules: run.rules.map(({ reason, ...r }) => {
+      const checks = r.checks.map(({ message, ...c }) =>
+        paced({ ...c, message }) ? { ...c, verdict: PACED } : { ...c, message, verdict: c.verdict },
+      );
+      const allPaced = checks.length > 0 && checks.every((c) => c.verdict === PACED);
+      return ["pass", "skip"].includes(r.verdict) && allPaced
+        ? { ...r, verdict: PACED, checks }
+        : { ...r, ...(reason ? { reason } : {}), checks };
+    }),
+  };
+}
+
+const golden: Record<string, Shape> = existsSync(GOLDEN) ? JSON.parse(readFileSync(GOLDEN, "utf8")) : {};
 
 describe("a seeded run concludes what it concluded before", () => {
   it.each(RUNS)(
@@ -87,7 +111,7 @@ describe("a seeded run concludes what it concluded before", () => {
       if (process.env.UPDATE_GOLDEN) {
         golden[name] = now;
         writeFileSync(GOLDEN, `${JSON.stringify(golden, null, 2)}\n`);
-      } else expect(now).toEqual(golden[name]);
+      } else expect(paceAside(now)).toEqual(paceAside(golden[name]!));
     },
     60_000,
   );
