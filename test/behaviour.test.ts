@@ -118,3 +118,22 @@ describe("a seeded run concludes what it concluded before", () => {
 });
 
 if (!hasPython) it.skip("the Python bridge: python3 is not installed, so it cannot be spawned", () => {});
+
+describe("a report the run could not write", () => {
+  it("is named by the reporter that failed, and the run exits 2", async () => {
+    let err = "";
+    const io = {
+      out: () => {
+        throw new Error("stdout is closed");
+      },
+      err: (t: string) => {
+        err += t;
+      },
+      env: {},
+    };
+    const builtIn = (o: object) => new ReferenceBridge(o);
+    const { code } = await runCli([...QUICK, "--rules", "method.ping", "--json", "-"], io, { builtIn });
+    expect(err).toMatch(/the json report could not be written/);
+    expect(code).toBe(2);
+  });
+});
