@@ -28,6 +28,15 @@ export interface CanaryMemory {
   goodType?: string;
 }
 
+/** A bridge that completed no command before the first check: broken before the run began, on its own rule. */
+export const brokenBeforeRun = (detail: string): Finding => ({
+  verdict: "fail",
+  message: `No command completed before the first check: ${detail}. The bridge was broken before this run began.`,
+  expected: "an accepted command completes with one command_completed event",
+  actual: detail,
+  rules: ["integration.command-completion"],
+});
+
 export async function canary(ctx: CheckContext, memory: CanaryMemory = {}): Promise<Health> {
   try {
     return await probe(ctx, memory);
