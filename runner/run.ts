@@ -13,7 +13,7 @@ import { preflightProblem, probeConcurrency } from "./health.js";
 import type { RunConfig } from "./run/config.js";
 import { execute } from "./run/execute.js";
 import { type Plan, plan, SHARD_REASON } from "./run/plan.js";
-import { recordUnjudged } from "./run/record.js";
+import { beginRun, recordUnjudged } from "./run/record.js";
 import { type Run, RunState } from "./run/state.js";
 import { TOOL } from "./tool.js";
 
@@ -47,14 +47,7 @@ export async function runOutcome(config: RunConfig): Promise<RunOutcome> {
     for (const check of planned.chosen) recordUnjudged(config, state, redact, check, finding);
   } else {
     const running: Run = { config, plan: planned, state, attempt, log, redact };
-    const { label, endpoint, spawned } = attempt.target;
-    await fanOut(config.reporters, "onRunStart", log, {
-      target: redact.deep({ label, endpoint, spawned }),
-      seed: config.seed,
-      checks: planned.chosen.length,
-      profile: config.profile,
-      strict: config.strict,
-    });
+    await beginRun(running);
     await execute(running);
     if (config.durationMs && !state.stop && !config.signal?.aborted)
       await fuzzUntil(running, started + config.durationMs);

@@ -5,7 +5,7 @@ import type { Check, Finding } from "../../suites/harness/check.js";
 import type { AttemptContext } from "../attempt.js";
 import { diagnose, diagnosisId, inconclusive, lostTarget, PREFLIGHT } from "../health.js";
 import { judgeCheck, recheck } from "./cases.js";
-import { begin, record } from "./record.js";
+import { beginCheck, record } from "./record.js";
 import type { Run } from "./state.js";
 
 /** Runs the plan's stretches in order, after the canary has looked at the bridge. */
@@ -23,7 +23,7 @@ const ownCases = (run: Run, check: Check) => () => judgeCheck(check, run.attempt
 
 /** One check alone on the bridge, recorded; begun already where a pool ran it first. */
 async function alone(run: Run, check: Check, begunAs?: CheckInfo): Promise<void> {
-  const info = begunAs ?? (await begin(run, check));
+  const info = begunAs ?? (await beginCheck(run, check));
   const t0 = Date.now();
   await record(run, check, await judgedAlone(run, check, ownCases(run, check)), t0, info);
 }
@@ -64,11 +64,11 @@ async function pooled(run: Run, group: readonly Check[]): Promise<void> {
     for (let check = group[next++]; check; check = group[next++]) {
       const early = notRunNow(run, check);
       if (early) {
-        await record(run, check, early, Date.now(), await begin(run, check));
+        await record(run, check, early, Date.now(), await beginCheck(run, check));
         continue;
       }
       const restarts = target.restarts;
-      const info = await begin(run, check);
+      const info = await beginCheck(run, check);
       const t0 = Date.now();
       const finding = await ownCases(run, check)();
       // A bridge that exited beside this check may have been killed by another: judged alone again.

@@ -14,8 +14,20 @@ export const checkInfo = (check: Check): CheckInfo => ({
   description: check.description,
 });
 
+/** Tells the reporters the run starts. */
+export async function beginRun(run: Run): Promise<void> {
+  const { label, endpoint, spawned } = run.attempt.target;
+  await fanOut(run.config.reporters, "onRunStart", run.log, {
+    target: run.redact.deep({ label, endpoint, spawned }),
+    seed: run.config.seed,
+    checks: run.plan.chosen.length,
+    profile: run.config.profile,
+    strict: run.config.strict,
+  });
+}
+
 /** Tells the reporters a check starts. */
-export async function begin(run: Run, check: Check): Promise<CheckInfo> {
+export async function beginCheck(run: Run, check: Check): Promise<CheckInfo> {
   const info = checkInfo(check);
   await fanOut(run.config.reporters, "onCheckStart", run.log, info, run.state.begun++, run.plan.chosen.length);
   return info;
