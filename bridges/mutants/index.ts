@@ -299,6 +299,17 @@ const basics: Mutant[] = [
     },
   ),
   mutant(
+    "invalid-params-as-invalid-request",
+    "error.invalid-params/act-type",
+    "error.invalid-params",
+    "answers every invalid params error with -32600",
+    class extends ReferenceBridge {
+      protected override errorResponse(id: Json, code: number, message: string): JsonObject {
+        return super.errorResponse(id, code === CODES.invalidParams ? CODES.invalidRequest : code, message);
+      }
+    },
+  ),
+  mutant(
     "status-missing-field",
     "method.status/shape",
     "method.status",

@@ -16,6 +16,7 @@ import {
 } from "../harness/check.js";
 import type { Connection } from "../harness/connection.js";
 import { judgedBy, NO_TOKEN } from "../harness/expect.js";
+import { plainRejection } from "../harness/plain.js";
 
 export const authWrongThenRight: Check = {
   id: "method.auth/wrong-then-right",
@@ -185,6 +186,9 @@ async function judgeNearMiss(
   const auth = await ctx.call(conn, rpc("auth", params, "near-miss"));
   const answer = resultOf(auth)?.authorized;
   const stringToken = typeof params.token === "string";
+  // Refused as a plain bad command is: the code is the bridge's fault, not auth's.
+  const code = stringToken ? undefined : await plainRejection(ctx, errorCode(auth), `auth with ${what}`);
+  if (code) return code;
   if (answer !== false && (stringToken || errorCode(auth) !== codes["error.invalid-params"]))
     return judgedBy(
       {
