@@ -24,6 +24,7 @@ import {
   probeConcurrency,
 } from "./health.js";
 import { type CaseMode, recheck, runWithCase } from "./replay.js";
+import { rootCauses } from "./root-causes.js";
 import type { Target } from "./targets.js";
 import { TOOL } from "./tool.js";
 
@@ -313,6 +314,7 @@ export async function run(options: RunOptions): Promise<Report> {
     ...(stopped ? { stopped } : {}),
     ...(exits.length ? { targetExits: exits } : {}),
     ...(coverage.report() ? { stateCoverage: coverage.report() } : {}),
+    ...rootCauses(contract, results.values(), rules),
     wire: {
       lines: stats.lines,
       bytesSent: stats.bytesSent,

@@ -5,10 +5,10 @@
 import type { Command } from "../../generators/command.js";
 import type { RuleId } from "../../protocol/contract.js";
 import type { CheckContext, Finding } from "./check.js";
-import { errorCode, fail, resultOf, rpc } from "./check.js";
+import { describeReply, errorCode, fail, resultOf, rpc } from "./check.js";
 import type { Connection } from "./connection.js";
 import { collectCompletions, latestSeq } from "./events.js";
-import { judgedBy } from "./expect.js";
+import { ACCEPTED, judgedBy } from "./expect.js";
 import { act, judgeCompletion } from "./lifecycle.js";
 
 /** What a run learnt of plain forms: the types seen completing, and the code a plain bad command got. */
@@ -39,16 +39,32 @@ export const completed = (ctx: CheckContext, type: string): void => void knownOf
 
 /**
  * Acts with the plain command `{type}` (once per type and run) and follows it to its completion: undefined
- * where it completes (or was not accepted: nothing to point at), else the failure on
- * integration.command-completion, its root cause.
+ * where it completes (or was refused: nothing to point at), else the failure on the rule it broke, its
+ * root cause: integration.command-completion, or method.act where the acceptance is out of shape.
  */
 export async function plainCompletes(ctx: CheckContext, conn: Connection, type: string): Promise<Finding | undefined> {
   const k = knownOf(ctx);
   if (k.completes.has(type)) return undefined;
   const plain: Command = { type };
   const cursor = await latestSeq(ctx, conn);
-  const seq = resultOf(await act(ctx, conn, plain, "plain"))?.commandSeq;
-  if (!Number.isSafeInteger(seq)) return undefined;
+  const reply = await act(ctx, conn, plain, "plain");
+  const r = resultOf(reply);
+  const seq = r?.commandSeq;
+  // Refused (a full queue, a type the project refuses): nothing to point at. Accepted out of shape: act's fault.
+  if (reply.kind !== "response" || reply.response.error) return undefined;
+  if (r?.accepted !== true || !Number.isSafeInteger(seq))
+    return rooted(
+      "method.act",
+      plain,
+      judgedBy(
+        { kind: "result", expect: ACCEPTED, at: "plain" },
+        fail(
+          `act ${JSON.stringify(plain)} was answered with neither an error nor an acceptance.`,
+          `{"accepted":true,"commandSeq":<integer>}`,
+          describeReply(reply),
+        ),
+      ),
+    );
   const done = await collectCompletions(ctx, conn, cursor, new Set([seq as number]));
   const rule = "integration.command-completion";
   const broken = judgeCompletion(done.get(seq as number), seq as number, plain, [rule]);
