@@ -4,8 +4,7 @@
 
 import type { Command } from "../../generators/command.js";
 import type { RuleId } from "../../protocol/contract.js";
-import type { CheckContext, Finding } from "./check.js";
-import { describeReply, errorCode, fail, resultOf, rpc } from "./check.js";
+import { type CheckContext, describeReply, errorCode, type Finding, fail, type Reply, resultOf, rpc } from "./check.js";
 import type { Connection } from "./connection.js";
 import { collectCompletions, latestSeq } from "./events.js";
 import { ACCEPTED, judgedBy } from "./expect.js";
@@ -92,7 +91,7 @@ export async function plainRejection(
   const invalid = ctx.contract.codes["error.invalid-params"];
   if (code === undefined || code === invalid) return undefined;
   const k = knownOf(ctx);
-  let reply: Parameters<typeof errorCode>[0] | undefined;
+  let reply: Reply | undefined;
   if (!k.badAsked) {
     reply = await ctx.call(conn ?? (await ctx.session()), rpc("act", PLAIN_BAD, "plain-bad"));
     k.badCode = errorCode(reply);
