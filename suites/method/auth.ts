@@ -17,6 +17,7 @@ import {
 import type { Connection } from "../harness/connection.js";
 import { judgedBy, NO_TOKEN } from "../harness/expect.js";
 import { plainRejection } from "../harness/plain.js";
+import { REDACTED } from "../harness/redact.js";
 
 export const authWrongThenRight: Check = {
   id: "method.auth/wrong-then-right",
@@ -252,7 +253,13 @@ function hideNearMisses(finding: Finding, transcript: TranscriptEntry[], sent: u
     if (e.dir === "send") {
       try {
         const request = JSON.parse(e.text) as { method?: unknown; params?: { token?: unknown } };
-        if (request.method === "auth" && request.params && "token" in request.params)
+        // The token itself (a session's auth) is redacted already, and a reproducer sends it as it is.
+        if (
+          request.method === "auth" &&
+          request.params &&
+          "token" in request.params &&
+          request.params.token !== REDACTED
+        )
           return { ...e, text: `${JSON.stringify({ ...request, params: { token: NEAR_MISS_SHOWN } })}\n` };
       } catch {
         // not one of this check's requests: scrubbed like the rest
