@@ -156,6 +156,16 @@ export type Oracle =
     until?: Assertion[];
   };
 
+/**
+ * A check not judged on its own input: the plain form of it (the command without the field tested, or a
+ * plain bad command) already broke `rule` (a short rule ID), which the finding fails instead.
+ */
+export interface RootCause {
+  rule: string;
+  /** The plain form's params, as sent to act. */
+  plain: Record<string, unknown>;
+}
+
 /** A recorded case run again exactly (a replay, the corpus, --last-failed): seed, path and commands, and what it showed. */
 export interface ReplayedCase {
   seed: number;

@@ -1,5 +1,6 @@
 import pc from "picocolors";
 import { cleanMessage, decidingChecks, knownFailures, reproducibility, targetNotes } from "./output.js";
+import { rootCauseLine } from "./root-causes.js";
 import { stateCoverageLine } from "./state-coverage.js";
 import type { CheckReport, Report, Reporter, RuleReport, Verdict } from "./types.js";
 
@@ -138,6 +139,7 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
       line(summaryLine(report, c));
       if (report.wire && !options.quiet) line(c.dim(timeLine(report)));
       if (stateCoverageLine(report) && !options.quiet) line(c.dim(stateCoverageLine(report)!));
+      if (rootCauseLine(report)) line(rootCauseLine(report)!);
       if (!report.blocked) printFailedRules(report, known, line, c);
     },
   };

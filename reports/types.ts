@@ -58,7 +58,22 @@ export interface Report {
   };
   /** The state cells the deep checks' steps reached (where a check reports them). */
   stateCoverage?: StateCoverage;
+  /** How many rules each root cause of the run's failures failed (absent where nothing failed). */
+  rootCauses?: RootCauseTally[];
   rules: RuleReport[];
+}
+
+/**
+ * One root cause of a run's failures: the rule a failing check blamed first, or the one whose plain form broke
+ * (a check that pointed there instead of judging its own rules); and every rule its failures failed.
+ */
+export interface RootCauseTally {
+  /** Full rule ID. */
+  rule: string;
+  /** The rules (full IDs) that failed by it, the cause's own first where it failed. */
+  failed: string[];
+  /** Checks that were not judged on their own rules because the plain form broke this one. */
+  pointedBy?: string[];
 }
 
 /** Which cells of the bridge's state space a run reached (suites/harness/cells.ts names them). */

@@ -9,6 +9,7 @@ import { aggregate, summarize, UNCOVERED } from "./aggregate.js";
 import type { AttemptContext } from "./attempt.js";
 import { baselineSection } from "./baseline.js";
 import { fuzzUntil } from "./fuzz.js";
+import { rootCauses } from "./root-causes.js";
 import { preflightProblem, probeConcurrency } from "./health.js";
 import type { RunConfig } from "./run/config.js";
 import { execute } from "./run/execute.js";
@@ -98,6 +99,7 @@ function toReport(config: RunConfig, planned: Plan, state: RunState, started: nu
     ...(state.stopped ? { stopped: state.stopped } : {}),
     ...(state.exits.length ? { targetExits: state.exits } : {}),
     ...(coverage.report() ? { stateCoverage: coverage.report() } : {}),
+    ...rootCauses(contract, state.results.values(), rules),
     wire: {
       lines: stats.lines,
       bytesSent: stats.bytesSent,

@@ -14,7 +14,7 @@ import { mutants as bytes } from "./bytes.js";
 import { mutants as deep } from "./deep.js";
 import { mutants as events } from "./events.js";
 import { mutants as health } from "./health.js";
-import { FILLABLE, type Mutant, mutant } from "./mutant.js";
+import { alsoBreaking, FILLABLE, type Mutant, mutant } from "./mutant.js";
 import { mutants as oracles } from "./oracles.js";
 import { mutants as replies } from "./replies.js";
 import { mutants as sessions } from "./sessions.js";
@@ -284,17 +284,31 @@ const basics: Mutant[] = [
       }
     },
   ),
+  alsoBreaking(
+    mutant(
+      "act-without-type",
+      "error.invalid-params/act-type",
+      "error.invalid-params",
+      "accepts act without a command type",
+      class extends ReferenceBridge {
+        protected override commandProblem(command: JsonObject): string | undefined {
+          return super.commandProblem({
+            ...command,
+            type: typeof command.type === "string" && command.type ? command.type : "untyped",
+          });
+        }
+      },
+    ),
+    "command.type",
+  ),
   mutant(
-    "act-without-type",
+    "invalid-params-as-invalid-request",
     "error.invalid-params/act-type",
     "error.invalid-params",
-    "accepts act without a command type",
+    "answers every invalid params error with -32600",
     class extends ReferenceBridge {
-      protected override commandProblem(command: JsonObject): string | undefined {
-        return super.commandProblem({
-          ...command,
-          type: typeof command.type === "string" && command.type ? command.type : "untyped",
-        });
+      protected override errorResponse(id: Json, code: number, message: string): JsonObject {
+        return super.errorResponse(id, code === CODES.invalidParams ? CODES.invalidRequest : code, message);
       }
     },
   ),
@@ -474,27 +488,30 @@ const basics: Mutant[] = [
       }
     },
   ),
-  mutant(
-    "move-loop-dies-on-string-x",
-    "command.x/typed",
-    "command.x",
-    'accepts move with any x, then its game loop dies on a string x such as {"type":"move","x":""} (move is ' +
-      "the second advertised type, x the first integer field)",
-    class extends ReferenceBridge {
-      protected override commandProblem(command: JsonObject): string | undefined {
-        if (command.type !== "move") return super.commandProblem(command);
-        const { x: _, ...rest } = command;
-        return super.commandProblem(rest);
-      }
-      protected override drainOne(): void {
-        const next = this.queue[0];
-        if (next?.command.type === "move" && typeof next.command.x === "string") {
-          clearInterval(this.drainTimer); // int(""): the loop dies with the command still queued
-          return;
+  alsoBreaking(
+    mutant(
+      "move-loop-dies-on-string-x",
+      "command.x/typed",
+      "command.x",
+      'accepts move with any x, then its game loop dies on a string x such as {"type":"move","x":""} (move is ' +
+        "the second advertised type, x the first integer field)",
+      class extends ReferenceBridge {
+        protected override commandProblem(command: JsonObject): string | undefined {
+          if (command.type !== "move") return super.commandProblem(command);
+          const { x: _, ...rest } = command;
+          return super.commandProblem(rest);
         }
-        super.drainOne();
-      }
-    },
+        protected override drainOne(): void {
+          const next = this.queue[0];
+          if (next?.command.type === "move" && typeof next.command.x === "string") {
+            clearInterval(this.drainTimer); // int(""): the loop dies with the command still queued
+            return;
+          }
+          super.drainOne();
+        }
+      },
+    ),
+    "integration.command-completion",
   ),
   mutant(
     "reorders-pipelined",
@@ -549,17 +566,20 @@ const basics: Mutant[] = [
       }
     },
   ),
-  mutant(
-    "events-lenient-params",
-    "error.invalid-params/events-cursor",
-    "error.invalid-params",
-    "reads afterSeq and limit with Number(), never rejecting them",
-    class extends ReferenceBridge {
-      protected override events(params: JsonObject): Json {
-        const n = (v: Json | undefined, d: number) => (v === undefined ? d : Math.trunc(Number(v)) || 0);
-        return super.events({ afterSeq: n(params.afterSeq, 0), limit: n(params.limit, 100) });
-      }
-    },
+  alsoBreaking(
+    mutant(
+      "events-lenient-params",
+      "error.invalid-params/events-cursor",
+      "error.invalid-params",
+      "reads afterSeq and limit with Number(), never rejecting them",
+      class extends ReferenceBridge {
+        protected override events(params: JsonObject): Json {
+          const n = (v: Json | undefined, d: number) => (v === undefined ? d : Math.trunc(Number(v)) || 0);
+          return super.events({ afterSeq: n(params.afterSeq, 0), limit: n(params.limit, 100) });
+        }
+      },
+    ),
+    "method.events",
   ),
   mutant(
     "unknown-method-before-auth-invalid",
@@ -602,27 +622,30 @@ const basics: Mutant[] = [
   ),
   // One per optional field: accepts it ill-typed, then drops the command without completing it.
   ...contract.commandFields.map(({ field, rule }) =>
-    mutant(
-      `silent-on-ill-typed-${field}`,
-      `${rule}/typed`,
-      rule,
-      `accepts an ill-typed ${field}, then never completes that command`,
-      class extends ReferenceBridge {
-        private illTyped(command: JsonObject): boolean {
-          return field in command && super.commandProblem({ type: "probe", [field]: command[field]! }) !== undefined;
-        }
-        protected override commandProblem(command: JsonObject): string | undefined {
-          return this.illTyped(command) ? undefined : super.commandProblem(command);
-        }
-        protected override drainOne(): void {
-          const next = this.queue[0];
-          if (next && this.illTyped(next.command)) {
-            this.queue.shift();
-            return;
+    alsoBreaking(
+      mutant(
+        `silent-on-ill-typed-${field}`,
+        `${rule}/typed`,
+        rule,
+        `accepts an ill-typed ${field}, then never completes that command`,
+        class extends ReferenceBridge {
+          private illTyped(command: JsonObject): boolean {
+            return field in command && super.commandProblem({ type: "probe", [field]: command[field]! }) !== undefined;
           }
-          super.drainOne();
-        }
-      },
+          protected override commandProblem(command: JsonObject): string | undefined {
+            return this.illTyped(command) ? undefined : super.commandProblem(command);
+          }
+          protected override drainOne(): void {
+            const next = this.queue[0];
+            if (next && this.illTyped(next.command)) {
+              this.queue.shift();
+              return;
+            }
+            super.drainOne();
+          }
+        },
+      ),
+      "integration.command-completion",
     ),
   ),
 ];

@@ -11,6 +11,11 @@ export interface Mutant {
   /** The rule a correct suite fails this bridge on (or warns on, for a SHOULD). */
   breaks: RuleId;
   verdict: "fail" | "warn";
+  /**
+   * Rules besides `breaks` that its one fault really breaks (a queue that drops a command also never answers
+   * the queue-full error): a whole run fails these and no others.
+   */
+  alsoBreaks?: RuleId[];
   description: string;
   /**
    * Limits the check needs to reach the fault (e.g. a history over the events page limit): create
@@ -44,3 +49,6 @@ export const mutant = (
   ...(limits ? { options: limits } : {}),
   create: (options) => new Bridge({ ...options, ...limits }),
 });
+
+/** The mutant, also failing `rules` by its one fault. */
+export const alsoBreaking = (m: Mutant, ...rules: RuleId[]): Mutant => ({ ...m, alsoBreaks: rules });

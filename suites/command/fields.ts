@@ -6,6 +6,7 @@ import { classesFirst, cover } from "../harness/classes.js";
 import { collectCompletions, latestSeq } from "../harness/events.js";
 import { ACCEPTED, judgedBy } from "../harness/expect.js";
 import { act, advertisedTypes, judgeCompletion } from "../harness/lifecycle.js";
+import { completed, plainCompletes, plainRejection } from "../harness/plain.js";
 
 /** Well-typed values a handler may still trip on: an identifier is any string, the empty one included, or integer. */
 const EDGES: Partial<Record<FieldKind, unknown[]>> = { identifier: ["", 0, -1] };
@@ -37,6 +38,9 @@ export const fieldChecks: Check[] = contract.commandFields.map(({ field, rule, k
       async (cmd) => {
         const ill = !isWellTyped(kind, cmd[field]);
         const conn = await ctx.session();
+        // The field is judged only on a type whose plain command completes.
+        const plainFails = await plainCompletes(ctx, conn, cmd.type);
+        if (plainFails) return plainFails;
         const cursor = await latestSeq(ctx, conn);
         const reply = await act(ctx, conn, cmd, "act");
         const invalid = ctx.contract.codes["error.invalid-params"];
@@ -54,6 +58,11 @@ export const fieldChecks: Check[] = contract.commandFields.map(({ field, rule, k
         const r = resultOf(reply);
         const rejectable = ill || kind === "identifier" ? [invalid!] : [];
         if (r?.accepted !== true || !Number.isSafeInteger(r.commandSeq)) {
+          // Rejected as a plain bad command is: the code is the bridge's fault, not the field's.
+          const code = rejectable.length
+            ? await plainRejection(ctx, errorCode(reply), `act ${JSON.stringify(cmd)}`, conn)
+            : undefined;
+          if (code) return code;
           return judgedBy(
             { kind: "completes", acts: ["act"], after: "cursor", orCodes: rejectable },
             fail(
@@ -84,6 +93,7 @@ export const fieldChecks: Check[] = contract.commandFields.map(({ field, rule, k
         });
         const broken = judgeCompletion(done.get(seq), seq, cmd, [rule, "integration.command-completion"]);
         if (broken) return judgedBy(completes(["act"]), broken);
+        completed(ctx, cmd.type);
         if (marker !== undefined && !done.has(marker)) {
           return judgedBy(
             completes(["act", "step"]),

@@ -1,7 +1,17 @@
 import fc from "fast-check";
-import { type Check, pass, resultOf, rpc } from "../harness/check.js";
+import {
+  type Check,
+  type CheckContext,
+  describeReply,
+  errorCode,
+  type Finding,
+  fail,
+  pass,
+  resultOf,
+  rpc,
+} from "../harness/check.js";
 import { classesFirst, cover } from "../harness/classes.js";
-import { expectError } from "../harness/expect.js";
+import { judgedBy } from "../harness/expect.js";
 
 /** act without a type, then with a type of every wrong kind. */
 const TYPE_CLASSES: Record<string, unknown>[] = [
@@ -12,6 +22,27 @@ const TYPE_CLASSES: Record<string, unknown>[] = [
 const EVENTS_KEYS = ["afterSeq", "limit"];
 /** Values of afterSeq and limit that are no integer: strings (one numeric), fractions, booleans, arrays, objects. */
 const NOT_INTEGERS: unknown[] = ["1", "", 1.5, -0.5, true, false, [], [1], {}, { n: 1 }];
+
+/**
+ * Sends `request`; passes when it is rejected as invalid params. One rejected with another code broke only the
+ * code: the check's other rule (what act or events takes) holds, since the request was refused. One served as if
+ * valid breaks both.
+ */
+async function expectInvalidParams(ctx: CheckContext, request: object, what: string): Promise<Finding> {
+  const reply = await ctx.call(await ctx.session(), request);
+  const expected = ctx.contract.codes["error.invalid-params"]!;
+  const code = errorCode(reply);
+  if (code === expected) return pass("rejected");
+  return judgedBy(
+    { kind: "error", codes: [expected] },
+    fail(
+      `${what} was not rejected with ${expected}.`,
+      String(expected),
+      describeReply(reply),
+      code === undefined ? undefined : ["error.invalid-params"],
+    ),
+  );
+}
 
 export const actWithoutType: Check = {
   id: "error.invalid-params/act-type",
@@ -25,11 +56,10 @@ export const actWithoutType: Check = {
         fc.constantFrom<unknown>("", 0, 1, true, null, [], ["move"], {}).map((type) => ({ type })),
         fc.record({ x: fc.integer(), stringArg: fc.string() }),
       ),
-      (params) =>
-        expectError(
+      async (params) =>
+        expectInvalidParams(
           ctx,
           rpc("act", params as Record<string, unknown>, 1),
-          "error.invalid-params",
           `act with params ${JSON.stringify(params)}`,
         ),
       classesFirst<Record<string, unknown>>(TYPE_CLASSES, ctx.runs - TYPE_CLASSES.length),
@@ -56,7 +86,7 @@ export const eventsIllTyped: Check = {
           if (Number.isSafeInteger(page?.latestSeq) && Array.isArray(page?.events))
             return pass("read as the integer it is");
         }
-        return expectError(ctx, request, "error.invalid-params", `events with ${key}=${JSON.stringify(value)}`);
+        return expectInvalidParams(ctx, request, `events with ${key}=${JSON.stringify(value)}`);
       },
       classesFirst(
         cover(EVENTS_KEYS, NOT_INTEGERS).map(([key, value]) => ({ key, value })),

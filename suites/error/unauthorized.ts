@@ -2,6 +2,7 @@ import { type UnauthorizedCall, unauthorizedCall } from "../../generators/unauth
 import { type Check, describeReply, errorCode, fail, pass, resultOf, rpc, skip, warn } from "../harness/check.js";
 import { classesFirst, cover } from "../harness/classes.js";
 import { judgedBy, NO_TOKEN } from "../harness/expect.js";
+import { plainRejection } from "../harness/plain.js";
 
 /** Every method, an unknown one and a near miss of auth, each in every situation at least once (two rounds). */
 const METHOD_CLASSES = ["ping", "status", "observe", "events", "act", "no.such.method", "Auth"];
@@ -39,6 +40,12 @@ export const beforeAuth: Check = {
           const rejected =
             answer === false ||
             (typeof call.wrongToken !== "string" && errorCode(auth) === codes["error.invalid-params"]);
+          // Refused as a plain bad command is: the code is the bridge's fault, not auth's.
+          const code =
+            rejected || typeof call.wrongToken === "string"
+              ? undefined
+              : await plainRejection(ctx, errorCode(auth), `auth with token ${JSON.stringify(call.wrongToken)}`);
+          if (code) return code;
           if (!rejected)
             return judgedBy(
               {

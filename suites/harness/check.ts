@@ -1,6 +1,6 @@
 import type fc from "fast-check";
 import { type Contract, type RuleId, contract as shipped } from "../../protocol/contract.js";
-import type { Oracle, ReplayedCase, TranscriptEntry, Verdict } from "../../protocol/verdict.js";
+import type { Oracle, ReplayedCase, RootCause, TranscriptEntry, Verdict } from "../../protocol/verdict.js";
 import type { CellsReached } from "./cells.js";
 import type { Connection, ReadResult } from "./connection.js";
 
@@ -31,6 +31,8 @@ export interface Finding {
   replayed?: ReplayedCase;
   /** The state cells (suites/harness/cells.ts) the check's steps reached, whatever its verdict. */
   cells?: CellsReached;
+  /** The plain form of the case already broke this rule: `rules` names it alone, the check's own went unjudged. */
+  rootCause?: RootCause;
 }
 
 export interface Reproduced {

@@ -15,6 +15,7 @@ import {
 import { type Connection, sleep } from "../harness/connection.js";
 import { latestSeq, readEvents } from "../harness/events.js";
 import { ACCEPTED, judgedBy, statusLimit } from "../harness/expect.js";
+import { plainCompletes } from "../harness/plain.js";
 
 // The bridge drains its queue concurrently with the tool, so the number of accepted commands not yet
 // completed is never read directly: it is bracketed. Completion events read just before a request prove a
@@ -193,6 +194,9 @@ async function readHistory(ctx: CheckContext, conn: Connection, maxEvents: numbe
   };
 }
 
+/** The type the history is filled with; a plain command of it is known to complete before the history is judged. */
+const HISTORY = "conformance.history";
+
 export const historyExact: Check = {
   id: "integration.bounded-state/history-exact",
   rules: ["integration.bounded-state", "method.status", "method.events"],
@@ -211,6 +215,8 @@ export const historyExact: Check = {
     if (typeof maxEvents !== "number") return maxEvents;
     const maxQueued = await statusLimit(ctx, conn, "maxQueuedCommands");
     if (typeof maxQueued !== "number") return maxQueued;
+    const plainFails = await plainCompletes(ctx, conn, HISTORY);
+    if (plainFails) return plainFails;
     const observed = new Set((await readHistory(ctx, conn, maxEvents)).seqs);
     // Fill: keep the queue topped up while reading events, until more than maxEvents distinct seqs were seen.
     const ledger = await Ledger.open(ctx, conn);
@@ -242,7 +248,7 @@ export const historyExact: Check = {
         );
       // No more outstanding than events still needed: a full queue would only lengthen the wait after.
       if (ledger.atMost < Math.min(maxQueued, needed)) {
-        const { reply } = await ledger.send(rpc("act", { type: "conformance.history", intArg: acts }, `fill-${acts}`));
+        const { reply } = await ledger.send(rpc("act", { type: HISTORY, intArg: acts }, `fill-${acts}`));
         acts++;
         const full = errorCode(reply) === ctx.contract.codes["error.queue-full"];
         if (full && ledger.atMost === 0)

@@ -16,6 +16,8 @@ import {
 } from "../harness/check.js";
 import type { Connection } from "../harness/connection.js";
 import { judgedBy, NO_TOKEN } from "../harness/expect.js";
+import { plainRejection } from "../harness/plain.js";
+import { REDACTED } from "../harness/redact.js";
 
 export const authWrongThenRight: Check = {
   id: "method.auth/wrong-then-right",
@@ -185,6 +187,9 @@ async function judgeNearMiss(
   const auth = await ctx.call(conn, rpc("auth", params, "near-miss"));
   const answer = resultOf(auth)?.authorized;
   const stringToken = typeof params.token === "string";
+  // Refused as a plain bad command is: the code is the bridge's fault, not auth's.
+  const code = stringToken ? undefined : await plainRejection(ctx, errorCode(auth), `auth with ${what}`);
+  if (code) return code;
   if (answer !== false && (stringToken || errorCode(auth) !== codes["error.invalid-params"]))
     return judgedBy(
       {
@@ -248,7 +253,13 @@ function hideNearMisses(finding: Finding, transcript: TranscriptEntry[], sent: u
     if (e.dir === "send") {
       try {
         const request = JSON.parse(e.text) as { method?: unknown; params?: { token?: unknown } };
-        if (request.method === "auth" && request.params && "token" in request.params)
+        // The token itself (a session's auth) is redacted already, and a reproducer sends it as it is.
+        if (
+          request.method === "auth" &&
+          request.params &&
+          "token" in request.params &&
+          request.params.token !== REDACTED
+        )
           return { ...e, text: `${JSON.stringify({ ...request, params: { token: NEAR_MISS_SHOWN } })}\n` };
       } catch {
         // not one of this check's requests: scrubbed like the rest

@@ -16,6 +16,7 @@ import {
 import { type Connection, sleep } from "../harness/connection.js";
 import { readEvents } from "../harness/events.js";
 import { ACCEPTED, judgedBy, statusLimit } from "../harness/expect.js";
+import { plainCompletes } from "../harness/plain.js";
 import { emptyQueue, Ledger } from "../integration/bounded-state.js";
 
 const STATUS_FIELDS: Record<string, (v: unknown) => boolean> = {
@@ -169,6 +170,8 @@ export const statusEndpoint: Check = {
 const QUEUED_SAMPLE = 4;
 /** How many samples' worth of acts the check makes at most while no reading has seen a command queued. */
 const QUEUED_ROUNDS = 4;
+/** The type this check acts with; a plain command of it is known to complete before the count is judged. */
+const QUEUED = "conformance.queued";
 
 export const statusQueued: Check = {
   id: "method.status/queued-commands",
@@ -186,7 +189,7 @@ export const statusQueued: Check = {
     const conn = await ctx.session();
     const max = await statusLimit(ctx, conn, "maxQueuedCommands");
     if (typeof max !== "number") return max;
-    const busy = await emptyQueue(ctx, conn);
+    const busy = (await emptyQueue(ctx, conn)) ?? (await plainCompletes(ctx, conn, QUEUED));
     if (busy) return busy;
     const ledger = await Ledger.open(ctx, conn);
     let samples = 0;
@@ -206,7 +209,7 @@ export const statusQueued: Check = {
             codes: [],
             at,
             more: QUEUED_SAMPLE,
-            act: { type: "conformance.queued" },
+            act: { type: QUEUED },
           },
           failed(...args),
         );
@@ -252,9 +255,7 @@ export const statusQueued: Check = {
     const acting = () => acts < QUEUED_SAMPLE || (held === 0 && acts < QUEUED_SAMPLE * QUEUED_ROUNDS);
     while (!wrong && (acting() || ledger.pending.length > 0) && Date.now() < quietUntil) {
       if (acting() && ledger.atMost < max) {
-        const { reply, commandSeq } = await ledger.send(
-          rpc("act", { type: "conformance.queued", intArg: acts }, `act-${acts}`),
-        );
+        const { reply, commandSeq } = await ledger.send(rpc("act", { type: QUEUED, intArg: acts }, `act-${acts}`));
         acts++;
         if (commandSeq === undefined && errorCode(reply) !== ctx.contract.codes["error.queue-full"])
           return failed("act was not accepted.", `{"accepted":true,"commandSeq":<integer>}`, describeReply(reply), [

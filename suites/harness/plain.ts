@@ -1,0 +1,116 @@
+// The plain form of a command, known before a check blames a field, an id type or a code on it: a plain
+// command of the same type completes, and a plain bad command is rejected as invalid params. Where the
+// plain form already fails, the finding fails the rule it broke and names it (Finding.rootCause).
+
+import type { Command } from "../../generators/command.js";
+import type { RuleId } from "../../protocol/contract.js";
+import { type CheckContext, describeReply, errorCode, type Finding, fail, type Reply, resultOf, rpc } from "./check.js";
+import type { Connection } from "./connection.js";
+import { collectCompletions, latestSeq } from "./events.js";
+import { ACCEPTED, judgedBy } from "./expect.js";
+import { act, judgeCompletion } from "./lifecycle.js";
+
+/** What a run learnt of plain forms: the types seen completing, and the code a plain bad command got. */
+interface Known {
+  completes: Set<string>;
+  badCode?: number | undefined;
+  badAsked?: boolean;
+}
+
+/** Kept with the run's ledger, so one run asks once per type (the check's own context outside a run). */
+const known = new WeakMap<object, Known>();
+const knownOf = (ctx: CheckContext): Known => {
+  const key = ctx.ledger ?? ctx;
+  let k = known.get(key);
+  if (!k) known.set(key, (k = { completes: new Set() }));
+  return k;
+};
+
+/** The finding's rule, named as the root cause: the check's own rules were not judged. */
+const rooted = (rule: RuleId, plain: Record<string, unknown>, finding: Finding): Finding => ({
+  ...finding,
+  rules: [rule],
+  rootCause: { rule, plain },
+});
+
+/** Takes note that a command of this type completed: a plain one of it need not be tried. */
+export const completed = (ctx: CheckContext, type: string): void => void knownOf(ctx).completes.add(type);
+
+/**
+ * Acts with the plain command `{type}` (once per type and run) and follows it to its completion: undefined
+ * where it completes (or was refused: nothing to point at), else the failure on the rule it broke, its
+ * root cause: integration.command-completion, or method.act where the acceptance is out of shape.
+ */
+export async function plainCompletes(ctx: CheckContext, conn: Connection, type: string): Promise<Finding | undefined> {
+  const k = knownOf(ctx);
+  if (k.completes.has(type)) return undefined;
+  const plain: Command = { type };
+  const cursor = await latestSeq(ctx, conn);
+  const reply = await act(ctx, conn, plain, "plain");
+  const r = resultOf(reply);
+  const seq = r?.commandSeq;
+  // Refused (a full queue, a type the project refuses): nothing to point at. Accepted out of shape: act's fault.
+  if (reply.kind !== "response" || reply.response.error) return undefined;
+  if (r?.accepted !== true || !Number.isSafeInteger(seq))
+    return rooted(
+      "method.act",
+      plain,
+      judgedBy(
+        { kind: "result", expect: ACCEPTED, at: "plain" },
+        fail(
+          `act ${JSON.stringify(plain)} was answered with neither an error nor an acceptance.`,
+          `{"accepted":true,"commandSeq":<integer>}`,
+          describeReply(reply),
+        ),
+      ),
+    );
+  const done = await collectCompletions(ctx, conn, cursor, new Set([seq as number]));
+  const rule = "integration.command-completion";
+  const broken = judgeCompletion(done.get(seq as number), seq as number, plain, [rule]);
+  if (!broken) {
+    k.completes.add(type);
+    return undefined;
+  }
+  return rooted(rule, plain, judgedBy({ kind: "completes", acts: ["plain"], after: "cursor" }, broken));
+}
+
+/** The plain bad command: act without a type, which every bridge rejects as invalid params. */
+const PLAIN_BAD = {};
+
+/**
+ * Where a command was answered `code`, and a plain bad command (act without a type, asked once a run) is
+ * answered the same code instead of invalid params: the failure on error.invalid-params, its root cause.
+ */
+export async function plainRejection(
+  ctx: CheckContext,
+  code: number | undefined,
+  shown: string,
+  /** An authorized connection to ask on; by default a fresh session. */
+  conn?: Connection,
+): Promise<Finding | undefined> {
+  const invalid = ctx.contract.codes["error.invalid-params"];
+  if (code === undefined || code === invalid) return undefined;
+  const k = knownOf(ctx);
+  let reply: Reply | undefined;
+  if (!k.badAsked) {
+    reply = await ctx.call(conn ?? (await ctx.session()), rpc("act", PLAIN_BAD, "plain-bad"));
+    k.badCode = errorCode(reply);
+    k.badAsked = true;
+  }
+  if (k.badCode !== code) return undefined;
+  const rule = "error.invalid-params";
+  return rooted(
+    rule,
+    PLAIN_BAD,
+    // A reproducer judges the plain bad command where this case sent it, else the command itself.
+    judgedBy(
+      { kind: "error", codes: [invalid!], ...(reply ? { at: "plain-bad" } : {}) },
+      fail(
+        `${shown} was answered ${code}, as is a plain bad command (act without a type): the bridge answers ` +
+          `invalid params with ${code}, not ${invalid}.`,
+        String(invalid),
+        `${code}`,
+      ),
+    ),
+  );
+}
