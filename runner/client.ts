@@ -13,7 +13,7 @@ import {
 } from "../suites/client/index.js";
 import type { Finding } from "../suites/harness/check.js";
 import { aggregate, type CheckResult, summarize, toCheckReport } from "./aggregate.js";
-import { PROFILES } from "./options.js";
+import { PROFILES } from "./cli/options/table.js";
 import { TOOL } from "./tool.js";
 
 export interface ClientRunOptions {

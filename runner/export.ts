@@ -15,8 +15,8 @@ import { REDACTED } from "../suites/harness/redact.js";
 import { isGapNote } from "../suites/harness/transcript.js";
 import { allChecks } from "../suites/index.js";
 import { NEAR_MISS_SHOWN } from "../suites/method/auth.js";
+import { UsageError } from "./cli/options/value.js";
 import { isDiagnosis } from "./health.js";
-import { UsageError } from "./options.js";
 import { parseEndpoint } from "./targets.js";
 import { TOOL } from "./tool.js";
 
