@@ -1,34 +1,30 @@
 // One run, from option values to an exit code and a report. The CLI and the API both come
 // here; neither argv nor signal handlers nor unasked-for files are this module's business.
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
-import picomatch from "picomatch";
-import { type Contract, ContractError, loadContract, type RuleId, contract as shipped } from "../protocol/contract.js";
+import { contract as shipped } from "../protocol/contract.js";
 import { consoleReporter, FORMATS, githubReporter, markdownReporter } from "../reports/index.js";
-import { writeOutput } from "../reports/output.js";
-import { reportProblem } from "../reports/schema.js";
-import type { Report, Reporter } from "../reports/types.js";
-import type { Check } from "../suites/harness/check.js";
+import type { Report } from "../reports/types.js";
 import { formatHostPort } from "../suites/harness/connection.js";
 import { redactor, STRONG_TOKEN_LENGTH } from "../suites/harness/redact.js";
 import { allChecks } from "../suites/index.js";
-import { UNCOVERED } from "./aggregate.js";
 import type { Case } from "./attempt.js";
-import { applyBaseline, type Baseline, baselineSection, loadBaseline } from "./baseline.js";
-import { suggest } from "./cli/options/suggest.js";
-import { OPTIONS, type OptionValues, PROFILES, type Profile, TIME_BUDGET } from "./cli/options/table.js";
+import { loadBaseline } from "./baseline.js";
+import { clientCommand } from "./cli/commands/client.js";
+import { compareAfter, compareCommand } from "./cli/commands/compare.js";
+import { exportCommand } from "./cli/commands/export.js";
+import { listCommand } from "./cli/commands/list.js";
+import { mergeCommand } from "./cli/commands/merge.js";
+import { readContract, readReportFile } from "./cli/inputs.js";
+import { OPTIONS, PROFILES, type Profile, TIME_BUDGET } from "./cli/options/table.js";
 import { UsageError } from "./cli/options/value.js";
-import { clientUnstarted, runClientMode } from "./client.js";
-import { compareReports, formatChanges } from "./compare.js";
+import { type Deps, EXIT, type Io, type Outcome, type Values, verdictCode } from "./cli/outcome.js";
+import { ruleSelector, validateGlobs } from "./cli/rules.js";
 import { corpusCases, loadCorpus, saveFailures } from "./corpus.js";
-import { exportReproducers } from "./export.js";
-import { mergeReports, mixedReports, shardProblem } from "./merge.js";
 import { checkDirectories, checkWritable, reportOutputs } from "./outputs.js";
 import { failingCases, replayCommand, replayTarget, replayVerdicts } from "./replay.js";
 import { run } from "./run.js";
-import { checkHint, listSelection, namedChecks } from "./selection.js";
+import { namedChecks } from "./selection.js";
 import {
-  type BridgeFactory,
   embeddedTarget,
   endpointTarget,
   isLoopback,
@@ -40,33 +36,7 @@ import {
 } from "./targets.js";
 import { TOOL } from "./tool.js";
 
-export interface Io {
-  out: (text: string) => void;
-  err: (text: string) => void;
-  env: NodeJS.ProcessEnv;
-  /** A live progress line (a terminal). */
-  live?: boolean;
-  /** Print the console report (the API may run silently). */
-  console?: boolean;
-}
-
-export interface Deps {
-  /** The built-in target's bridge; without it, a target must be given. */
-  builtIn?: BridgeFactory;
-  signal?: AbortSignal;
-  /** Rules whose checks run first (watch mode: the ones that failed last time). */
-  first?: ReadonlySet<RuleId>;
-}
-
-export type Values = Partial<OptionValues>;
-
-/** The exit code and, where a run or a merge happened, its report. */
-export interface Outcome {
-  code: number;
-  report?: Report;
-}
-
-const EXIT = { pass: 0, fail: 1, usage: 2, unreachable: 3, interrupted: 130 } as const;
+export type { Deps, Io, Outcome, Values } from "./cli/outcome.js";
 
 export async function conformance(values: Values, positionals: string[], io: Io, deps: Deps = {}): Promise<Outcome> {
   try {
@@ -91,13 +61,7 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
   const earlier = replayFlag ? readReportFile((values.replay ?? values.lastFailed)!, replayFlag) : undefined;
   const rules = values.lastFailed ? lastFailed(earlier!, values.lastFailed, io) : (values.rules ?? []);
   const selected = ruleSelector(rules, values.skip ?? [], contract);
-  if (values.list) {
-    const listed = listSelection(values.check, selected);
-    if (values.json)
-      writeOutput(values.json, `${JSON.stringify(listJson(contract, listed.checks, listed.rules), null, 2)}\n`, io.out);
-    else io.out(listRules(contract, listed.checks, listed.rules));
-    return { code: EXIT.pass };
-  }
+  if (values.list) return listCommand(values, contract, selected, io);
   const outputs = reportOutputs(values);
   const toStdout = outputs.some((o) => o.file === "-");
   // A report on stdout keeps stdout for itself: the human output goes to stderr.
@@ -112,38 +76,18 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
     ...(io.env.GITHUB_ACTIONS === "true" ? [githubReporter(human, io.env)] : []),
   ];
 
-  if (positionals[0] === "client") return clientMode(values, positionals.slice(1), io, deps, reporters);
+  if (positionals[0] === "client") return clientCommand(values, positionals.slice(1), io, deps, reporters);
   if (values.exec) throw new UsageError('--exec tests a client: run "aicontrol-conformance client --exec CMD"');
-  if (values.compare && positionals.length === 1 && !values.merge) {
-    const changes = compareReports(
-      readReportFile(values.compare, "--compare"),
-      readReportFile(positionals[0]!, "--compare"),
-    );
-    io.out(formatChanges(changes, values.compare));
-    return { code: changes.some((c) => c.worse) ? EXIT.fail : EXIT.pass };
-  }
+  if (values.compare && positionals.length === 1 && !values.merge)
+    return compareCommand(values.compare, positionals[0]!, io);
   if (positionals.length && !values.merge) {
     throw new UsageError(
       `unexpected argument "${positionals[0]}" (only --merge and --compare OLD NEW take file names)`,
     );
   }
-  const previous = values.compare ? readReportFile(values.compare, "--compare") : undefined;
-  if (values.merge) {
-    if (positionals.length === 0)
-      throw new UsageError("--merge takes the JSON reports to merge: --merge a.json b.json ...");
-    checkWritable(outputs);
-    const inputs = positionals.map((f) => readReportFile(f, "--merge"));
-    const mixed = shardProblem(inputs, positionals) ?? (values.force ? undefined : mixedReports(inputs, positionals));
-    if (mixed) throw new UsageError(`--merge: ${mixed}`);
-    const merged = mergeReports(inputs);
-    if (baseline) merged.baseline = baselineSection(merged, baseline, contract.prefix);
-    const lost = await writeReports(reporters(), merged, io);
-    if (previous) human(formatChanges(compareReports(previous, merged), values.compare!));
-    return {
-      code: lost ? EXIT.usage : verdictCode(merged, baseline, contract, human, values.allowUncovered),
-      report: merged,
-    };
-  }
+  const afterward = compareAfter(values.compare, human);
+  if (values.merge)
+    return mergeCommand(values, { files: positionals, contract, baseline, outputs, reporters, human, afterward }, io);
 
   // The failures of a report are taken up on the target that failed, with the report's seed and
   // run count, so that its cases are the same cases: never silently on another target.
@@ -294,14 +238,9 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
     if (saved)
       io.err(`aicontrol-conformance: saved ${saved} failing case${saved === 1 ? "" : "s"} to ${values.saveFailures}\n`);
   }
-  if (values.export) {
-    const options = { contract, tokenEnv, tokenConfigured: Boolean(token), timeoutMs };
-    const { written, refused } = exportReproducers(values.export, report, options);
-    for (const { check, reason } of refused)
-      io.err(`aicontrol-conformance: --export: no reproducer of ${check}: ${reason}\n`);
-    if (written.length) io.err(`aicontrol-conformance: exported ${written.length} reproducer(s) to ${values.export}\n`);
-  }
-  if (previous) human(formatChanges(compareReports(previous, report), values.compare!));
+  if (values.export)
+    exportCommand(values.export, report, { contract, tokenEnv, tokenConfigured: Boolean(token), timeoutMs }, io);
+  afterward(report);
   const lost = failedReporters.filter((name) => name in FORMATS);
   if (lost.length) {
     io.err(`aicontrol-conformance: the ${lost.join(", ")} report could not be written (see above)\n`);
@@ -321,103 +260,6 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
   return { code: verdictCode(report, baseline, contract, human, values.allowUncovered), report };
 }
 
-/** Client mode: the tool plays a hostile bridge for the command given with --exec. */
-async function clientMode(
-  values: Values,
-  rest: string[],
-  io: Io,
-  deps: Deps,
-  reporters: () => Reporter[],
-): Promise<Outcome> {
-  if (rest.length) throw new UsageError(`unexpected argument "${rest[0]}" after "client"`);
-  if (!values.exec)
-    throw new UsageError('client mode needs the client command: client --exec "CMD {host} {port} {timeout}"');
-  if (values.endpoint || values.spawn) throw new UsageError("client mode takes --exec, not --endpoint or --spawn");
-  const contract = values.contract ? readContract(values.contract) : shipped;
-  const outputs = reportOutputs(values);
-  checkWritable(outputs);
-  const report = await runClientMode({
-    contract,
-    command: values.exec,
-    clientTimeoutMs: values.clientTimeout ?? 1000,
-    seed: values.seed ?? Math.floor(Math.random() * 2 ** 31),
-    runs: values.runs ?? PROFILES[(values.profile ?? OPTIONS.profile.default) as Profile],
-    strict: values.strict ?? false,
-    selected: ruleSelector(values.rules ?? [], values.skip ?? [], contract),
-    env: io.env,
-    reporters: reporters(),
-    log: (line) => io.err(`${line}\n`),
-    signal: deps.signal,
-  });
-  if (deps.signal?.aborted) return { code: EXIT.interrupted, report };
-  if (clientUnstarted(report)) return { code: EXIT.unreachable, report };
-  return { code: verdictCode(report, undefined, contract, io.out, values.allowUncovered), report };
-}
-
-function readContract(file: string): Contract {
-  try {
-    return loadContract(file);
-  } catch (err) {
-    if (err instanceof ContractError) throw new UsageError(`--contract ${err.message}`);
-    throw err;
-  }
-}
-
-/** The end of a run without one (--merge): the reporters' last hook, and whether one failed. */
-async function writeReports(reporters: Reporter[], report: Report, io: Io): Promise<boolean> {
-  let lost = false;
-  for (const reporter of reporters) {
-    try {
-      await reporter.onRunEnd?.(report);
-    } catch (err) {
-      lost = true;
-      io.err(`aicontrol-conformance: the ${reporter.name} report could not be written: ${(err as Error).message}\n`);
-    }
-  }
-  return lost;
-}
-
-/** 1 when a rule failed or could not be judged (beyond what the baseline accepts), or a baseline entry is stale. */
-function verdictCode(
-  report: Report,
-  baseline: Baseline | undefined,
-  contract: Contract,
-  out: (t: string) => void,
-  allowUncovered?: boolean,
-): number {
-  const counts = (r: Report["rules"][number]) =>
-    r.verdict === "fail" || (r.verdict === "error" && !(allowUncovered && r.reason === UNCOVERED));
-  if (!baseline) return report.rules.some(counts) ? EXIT.fail : EXIT.pass;
-  const { known, stale, expired, consistent, unexpected } = applyBaseline(report, baseline, contract.prefix);
-  out(
-    `baseline ${baseline.file}: ${known.length} known failure${known.length === 1 ? "" : "s"} accepted, ${unexpected.length} new, ${stale.length} stale\n`,
-  );
-  for (const e of stale) out(`  STALE ${e.id}: it passes now, so remove it from the baseline (it said: ${e.reason})\n`);
-  for (const e of expired) out(`  EXPIRED ${e.id}: its entry ran until ${e.until}, so its failure counts again\n`);
-  for (const e of consistent)
-    out(
-      `  NO LONGER FLAKY ${e.id}: it failed every time it was re-sent, so it is a failure now (it said: ${e.reason})\n`,
-    );
-  for (const id of unexpected) out(`  NEW   ${id}\n`);
-  return unexpected.length + stale.length > 0 ? EXIT.fail : EXIT.pass;
-}
-
-/** Reads a JSON report written by this tool. */
-export function readReportFile(file: string, flag: string): Report {
-  let report: Report;
-  try {
-    report = JSON.parse(readFileSync(file, "utf8")) as Report;
-  } catch (err) {
-    throw new UsageError(
-      `cannot read ${flag} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-    );
-  }
-  const problem = reportProblem(report);
-  if (problem)
-    throw new UsageError(`${flag} ${file} is not an aicontrol-conformance JSON report (schemaVersion 1): ${problem}`);
-  return report;
-}
-
 const randomSeed = () => Math.floor(Math.random() * 2 ** 31);
 
 /** --last-failed: the rules that failed or could not be judged in an earlier report (all when none did). */
@@ -433,66 +275,6 @@ function parseShard(text: string): { index: number; count: number } {
   if (!m || count < 1 || index < 1 || index > count)
     throw new UsageError(`--shard takes I/N with 1 <= I <= N, e.g. 2/4, not "${text}"`);
   return { index, count };
-}
-
-/** Does a --rules/--skip glob match a rule (by short or full ID)? Globs are picomatch's: *, ?, {a,b}, [..]. */
-export function globMatches(glob: string, rule: { id: string; fullId: string }): boolean {
-  const test = picomatch(glob.replace(/^!/, ""), { dot: true });
-  return test(rule.id) || test(rule.fullId);
-}
-
-function validateGlobs(globs: string[], flag: string, contract: Contract): void {
-  for (const glob of globs) {
-    if (contract.rules.some((r) => globMatches(glob, r))) continue;
-    throw new UsageError(
-      `${flag} ${glob} matches no rule${suggest(
-        glob,
-        contract.rules.map((r) => r.id),
-      )}${checkHint(glob)}; --list shows them all`,
-    );
-  }
-}
-
-/**
- * Selection predicate from --rules and --skip. A glob in --rules that starts with ! leaves
- * rules out, as --skip does; --rules made only of those selects every other rule.
- */
-export function ruleSelector(rules: string[], skip: string[], contract: Contract): (id: RuleId) => boolean {
-  const positive = rules.filter((g) => !g.startsWith("!"));
-  const negative = [...skip, ...rules.filter((g) => g.startsWith("!"))];
-  return (id) => {
-    const rule = contract.rule(id);
-    const wanted = positive.length === 0 || positive.some((g) => globMatches(g, rule));
-    return wanted && !negative.some((g) => globMatches(g, rule));
-  };
-}
-
-function listJson(contract: Contract, checks: readonly Check[], selected: (id: RuleId) => boolean) {
-  return contract.rules
-    .filter((r) => selected(r.id))
-    .map((rule) => ({
-      id: rule.fullId,
-      title: rule.title,
-      level: rule.level,
-      observed: rule.observed,
-      ...(rule.reason ? { reason: rule.reason } : {}),
-      checks: checks.filter((c) => c.rules.includes(rule.id)).map((c) => ({ id: c.id, description: c.description })),
-    }));
-}
-
-function listRules(contract: Contract, checks: readonly Check[], selected: (id: RuleId) => boolean): string {
-  const lines: string[] = [];
-  for (const rule of contract.rules.filter((r) => selected(r.id))) {
-    const covering = checks.filter((c) => c.rules.includes(rule.id)).map((c) => c.id);
-    const how =
-      rule.observed === "wire"
-        ? covering.length
-          ? covering.join(", ")
-          : UNCOVERED
-        : `${rule.observed}: ${rule.reason}`;
-    lines.push(`${rule.fullId}  [${rule.level}, ${rule.observed}]\n    ${how}`);
-  }
-  return `${lines.join("\n")}\n`;
 }
 
 export { TOOL };
