@@ -406,58 +406,81 @@ def operand(o, ctx):
 
 
 def apply_oracle(oracle, outcome, response, ctx):
-    """None where the judged reply meets the oracle, else what is wrong."""
-    kind = oracle["kind"]
-    if kind == "alive":
+    """None where the judged reply meets the oracle, else what is wrong: its kind's judge in ORACLES says."""
+    judge_kind = ORACLES.get(oracle["kind"])
+    if judge_kind is None:
+        return "this script does not know the oracle " + oracle["kind"]
+    return judge_kind(oracle, outcome, response, ctx)
+
+
+def judge_alive(oracle, outcome, response, ctx):
+    """The liveness probe after the case (PROBE) is the judgement: the reply itself asks nothing."""
+    return None
+
+
+def judge_error(oracle, outcome, response, ctx):
+    if oracle.get("orClose") and outcome[0] in ("closed", "reset"):
         return None
-    if kind == "error":
-        if oracle.get("orClose") and outcome[0] in ("closed", "reset"):
-            return None
-        if oracle.get("orSilence") and outcome[0] == "timeout":
-            return None
-        error = response.get("error") if isinstance(response, dict) else None
-        code = error.get("code") if isinstance(error, dict) else None
-        if code is not None and (not oracle["codes"] or any(same(code, c) for c in oracle["codes"])):
-            return None
-        return "the reply is not " + ORACLE_TEXT
-    if kind in ("result", "reply"):
-        if oracle.get("orClose") and outcome[0] in ("closed", "reset"):
-            return None
-        if kind == "result" and not isinstance((response or {}).get("result"), dict):
-            return "the reply is not a result object"
-        if response is None:
-            return "no reply: " + describe(outcome, ctx["args"].timeout)
-        result = response.get("result") if isinstance(response.get("result"), dict) else {}
-        for name, value in (oracle.get("equals") or {}).items():
-            if name not in result or not same(result[name], value):
-                return "the result's %s is not %s" % (name, json.dumps(value))
-        for name in oracle.get("positiveIntegers") or []:
-            if not (is_integer(result.get(name)) and result[name] > 0):
-                return "the result's %s is not an integer above 0" % name
-        return check_all(oracle.get("expect") or [], response, ctx)
-    if kind == "answered":
-        return None if response is not None else "no reply: " + describe(outcome, ctx["args"].timeout)
-    if kind == "order":
-        got = [r.get("id") for r in ctx["judged_responses"]]
-        want = oracle["ids"]
-        if len(got) == len(want) and all(same(g, w) for g, w in zip(got, want)):
-            if oracle.get("nothingMore"):
-                stray = ctx["peer"].read(min(0.2, ctx["args"].timeout))
-                if stray[0] == "line":
-                    return "a line arrived that answers no request: " + describe(stray, ctx["args"].timeout)
-            return None
-        return "the replies' ids are %s, not %s" % (json.dumps(got, default=str), json.dumps(want))
-    if kind == "never":
-        if any(same(r.get("id"), oracle["id"]) for r in ctx["all_responses"]):
-            return "a reply answers the request with id %s, which must not be run" % json.dumps(oracle["id"])
+    if oracle.get("orSilence") and outcome[0] == "timeout":
         return None
-    if kind == "completes":
-        return completes(oracle, ctx)
-    if kind == "ledger":
-        return ledger(oracle, ctx)
-    if kind == "reconnects":
-        return reconnects(oracle["count"], ctx)
-    return "this script does not know the oracle " + kind
+    error = response.get("error") if isinstance(response, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    if code is not None and (not oracle["codes"] or any(same(code, c) for c in oracle["codes"])):
+        return None
+    return "the reply is not " + ORACLE_TEXT
+
+
+def judge_result(oracle, outcome, response, ctx):
+    if oracle.get("orClose") and outcome[0] in ("closed", "reset"):
+        return None
+    if not isinstance((response or {}).get("result"), dict):
+        return "the reply is not a result object"
+    return judge_reply(oracle, outcome, response, ctx)
+
+
+def judge_reply(oracle, outcome, response, ctx):
+    if oracle.get("orClose") and outcome[0] in ("closed", "reset"):
+        return None
+    if response is None:
+        return "no reply: " + describe(outcome, ctx["args"].timeout)
+    result = response.get("result") if isinstance(response.get("result"), dict) else {}
+    for name, value in (oracle.get("equals") or {}).items():
+        if name not in result or not same(result[name], value):
+            return "the result's %s is not %s" % (name, json.dumps(value))
+    for name in oracle.get("positiveIntegers") or []:
+        if not (is_integer(result.get(name)) and result[name] > 0):
+            return "the result's %s is not an integer above 0" % name
+    return check_all(oracle.get("expect") or [], response, ctx)
+
+
+def judge_answered(oracle, outcome, response, ctx):
+    return None if response is not None else "no reply: " + describe(outcome, ctx["args"].timeout)
+
+
+def judge_order(oracle, outcome, response, ctx):
+    got = [r.get("id") for r in ctx["judged_responses"]]
+    want = oracle["ids"]
+    if len(got) == len(want) and all(same(g, w) for g, w in zip(got, want)):
+        if oracle.get("nothingMore"):
+            stray = ctx["peer"].read(min(0.2, ctx["args"].timeout))
+            if stray[0] == "line":
+                return "a line arrived that answers no request: " + describe(stray, ctx["args"].timeout)
+        return None
+    return "the replies' ids are %s, not %s" % (json.dumps(got, default=str), json.dumps(want))
+
+
+def judge_never(oracle, outcome, response, ctx):
+    if any(same(r.get("id"), oracle["id"]) for r in ctx["all_responses"]):
+        return "a reply answers the request with id %s, which must not be run" % json.dumps(oracle["id"])
+    return None
+
+
+def judge_ledger(oracle, outcome, response, ctx):
+    return Ledger(oracle, ctx).judge()
+
+
+def judge_reconnects(oracle, outcome, response, ctx):
+    return reconnects(oracle["count"], ctx)
 
 
 class NotReplayed(Exception):
@@ -475,28 +498,43 @@ def not_filled(rejections, accepted, most, limit):
         "the limit was not seen; run it again on a less busy machine" % (accepted, most, limit))
 
 
-def ledger(oracle, ctx):
+class Ledger:
     """
     What was outstanding when the bridge served the judged act or status, as the check's ledger
     counts it; then, as the check went on, `more` acts (each followed by a status where a status is
     judged), each judged alike: a queue's edge shows only while commands are outstanding.
     """
-    timeline, response = ctx["timeline"], ctx["response"]
-    if response is None:
-        return "no reply: " + describe(ctx["outcome"], ctx["args"].timeout)
-    flood = oracle["judge"] == "flood"
-    # From the start: the judged reply is the latestSeq counted from, and every act that follows is the reproducer's.
-    fresh = flood or oracle.get("fromStart")
-    opened = [len(timeline) - 1] if fresh else [
-        i for i, (_, r) in enumerate(timeline[:-1]) if same(r.get("id"), oracle["start"])]
-    limit = at_path(ctx["earlier"].get(key(oracle["limitFrom"])), ["result", "maxQueuedCommands"])
-    if not opened or not is_integer(limit):
-        return "the case holds no latestSeq to count from, or no maxQueuedCommands"
-    start = at_path(timeline[opened[-1]][1], ["result", "latestSeq"])
-    book = {"accepted": set(), "done": set(), "seen": set(), "foreign": 0, "latest": start, "cursor": start}
-    peer, timeout = ctx["peer"], ctx["args"].timeout
 
-    def read_page(page):
+    def __init__(self, oracle, ctx):
+        self.oracle, self.ctx = oracle, ctx
+        self.peer, self.timeout = ctx["peer"], ctx["args"].timeout
+        self.flood = oracle["judge"] == "flood"
+
+    def judge(self):
+        oracle, timeline, response = self.oracle, self.ctx["timeline"], self.ctx["response"]
+        if response is None:
+            return "no reply: " + describe(self.ctx["outcome"], self.timeout)
+        # From the start: the judged reply is the latestSeq counted from, and every act that follows is the reproducer's.
+        fresh = self.flood or oracle.get("fromStart")
+        opened = [len(timeline) - 1] if fresh else [
+            i for i, (_, r) in enumerate(timeline[:-1]) if same(r.get("id"), oracle["start"])]
+        self.limit = limit = at_path(self.ctx["earlier"].get(key(oracle["limitFrom"])), ["result", "maxQueuedCommands"])
+        if not opened or not is_integer(limit):
+            return "the case holds no latestSeq to count from, or no maxQueuedCommands"
+        self.start = start = at_path(timeline[opened[-1]][1], ["result", "latestSeq"])
+        self.book = {"accepted": set(), "done": set(), "seen": set(), "foreign": 0, "latest": start, "cursor": start}
+        for method, r in timeline[opened[-1] + 1:-1]:
+            if method == "act":
+                self.accept(r)
+            elif method == "events":
+                self.read_page(r)
+        try:
+            return self.replay(response, fresh)
+        except LookupError as err:
+            return str(err)
+
+    def read_page(self, page):
+        book, start = self.book, self.start
         events = at_path(page, ["result", "events"])
         for item in events if isinstance(events, list) else []:
             seq, event = at_path(item, ["seq"]), at_path(item, ["event"])
@@ -514,41 +552,47 @@ def ledger(oracle, ctx):
         if is_number(latest):
             book["latest"] = max(book["latest"], latest)
 
-    def accept(r):
+    def accept(self, r):
         if at_path(r, ["result", "accepted"]) is True and is_integer(at_path(r, ["result", "commandSeq"])):
-            book["accepted"].add(decimal.Decimal(r["result"]["commandSeq"]))
+            self.book["accepted"].add(decimal.Decimal(r["result"]["commandSeq"]))
             return True
         return False
 
-    def call(method, params, rid):
+    def call(self, method, params, rid):
         request = {"jsonrpc": JSONRPC, "id": rid, "method": method, "params": params}
-        peer.write((json.dumps(request) + "\n").encode("utf-8"), [], 0)
-        outcome = peer.read(timeout)
+        self.peer.write((json.dumps(request) + "\n").encode("utf-8"), [], 0)
+        outcome = self.peer.read(self.timeout)
         if outcome[0] != "line":
-            raise LookupError("%s got no reply: %s" % (method, describe(outcome, timeout)))
+            raise LookupError("%s got no reply: %s" % (method, describe(outcome, self.timeout)))
         r, wrong = judge(outcome[1], [rid])
         if wrong:
             raise LookupError(wrong)
         return r
 
-    def poll():
+    def poll(self):
         # From the first seq not seen yet: the replayed polls asked after cursors of their own run, and may have
         # passed over completions this replay had not made yet.
-        cursor = start
-        while decimal.Decimal(cursor) + 1 in book["seen"]:
+        cursor = self.start
+        while decimal.Decimal(cursor) + 1 in self.book["seen"]:
             cursor += 1
         while True:
-            page = call("events", {"afterSeq": int(cursor), "limit": EVENTS_PAGE}, "ledger")
-            read_page(page)
+            page = self.call("events", {"afterSeq": int(cursor), "limit": EVENTS_PAGE}, "ledger")
+            self.read_page(page)
             events = at_path(page, ["result", "events"]) or []
             if len(events) < EVENTS_PAGE or not is_number(at_path(events[-1], ["seq"])):
                 return
             cursor = events[-1]["seq"]
 
-    def judged(r, among, at_most, accepted):
+    def outstanding(self):
+        """The accepted commands now, and at most how many of them are outstanding."""
+        among = set(self.book["accepted"])
+        return among, len(among) - len(self.book["done"] & among)
+
+    def judged(self, r, among, at_most, accepted):
+        oracle, book, limit = self.oracle, self.book, self.limit
         # The poll after the reply: what completed by then bounds what was still outstanding when it was served.
-        poll()
-        unseen = max(0, book["latest"] - start - len(book["seen"]))
+        self.poll()
+        unseen = max(0, book["latest"] - self.start - len(book["seen"]))
         at_least = len(among) - min(len(among), len(book["done"] & among) + unseen)
         book["at_least"] = at_least
         if oracle["judge"] in ("act", "flood"):
@@ -578,22 +622,22 @@ def ledger(oracle, ctx):
             return "queuedCommands %s, but at least %d accepted commands had not completed" % (queued, at_least)
         return None
 
-    def queued_state(wrong, held):
+    def queued_state(self, wrong, held):
         """
         A status shows a wrong count only while a command is queued, and a fast game loop may complete each
         command before the status after it is served. So, as the check does, act (up to `more` outstanding,
         never more than maxQueuedCommands) and read status, until `more` readings were served with a command
         of this script provably still queued; where none was, the state was never observed: no verdict.
         """
+        oracle, book, limit = self.oracle, self.book, self.limit
         want, held, n, acts = max(1, oracle.get("more", 0)), 1 if held else 0, 0, 0
-        until = time.monotonic() + 4 * timeout
+        until = time.monotonic() + 4 * self.timeout
         while not wrong and held < want and (n < want or time.monotonic() < until):
             outstanding = len(book["accepted"]) - len(book["done"])
-            while outstanding < min(limit, want) and accept(call("act", oracle["act"], "more-%d" % acts)):
+            while outstanding < min(limit, want) and self.accept(self.call("act", oracle["act"], "more-%d" % acts)):
                 outstanding, acts = outstanding + 1, acts + 1
-            among = set(book["accepted"])
-            at_most = len(among) - len(book["done"] & among)
-            wrong = judged(call("status", {}, "more-status-%d" % n), among, at_most, False)
+            among, at_most = self.outstanding()
+            wrong = self.judged(self.call("status", {}, "more-status-%d" % n), among, at_most, False)
             held += 1 if book["at_least"] > 0 else 0
             n += 1
         if wrong or held:
@@ -603,62 +647,66 @@ def ledger(oracle, ctx):
             "completed each before the status after it), so whether queuedCommands counts queued commands was "
             "not seen; run it again on a less busy machine" % n)
 
-    for method, r in timeline[opened[-1] + 1:-1]:
-        if method == "act":
-            accept(r)
-        elif method == "events":
-            read_page(r)
-    try:
-        among = set(book["accepted"])
-        at_most = len(among) - len(book["done"] & among)
+    def replay(self, response, fresh):
+        oracle, book = self.oracle, self.book
+        among, at_most = self.outstanding()
         wrong, rejections, most = None, 0, 0
         if not fresh:
-            accepted = oracle["judge"] == "act" and accept(response)
-            wrong = judged(response, among, at_most, accepted)
+            accepted = oracle["judge"] == "act" and self.accept(response)
+            wrong = self.judged(response, among, at_most, accepted)
             if oracle["judge"] == "act":
                 rejections, most = (0, at_most) if accepted else (1, 0)
         if oracle["judge"] == "status":
-            return queued_state(wrong, book.get("at_least", 0) > 0)
-        for n in range(oracle.get("more", 0)):
+            return self.queued_state(wrong, book.get("at_least", 0) > 0)
+        wrong, rejections, most = self.more_acts(wrong, rejections, most)
+        if wrong:
+            return wrong
+        if self.flood:
+            lost = self.drain()
+            if lost:
+                return lost
+        return not_filled(rejections, len(book["accepted"]), most, self.limit)
+
+    def more_acts(self, wrong, rejections, most):
+        """The acts that followed in the check, each judged; returns (what is wrong, rejections, most outstanding)."""
+        book = self.book
+        for n in range(self.oracle.get("more", 0)):
             if wrong:
-                return wrong
-            among = set(book["accepted"])
-            at_most = len(among) - len(book["done"] & among)
-            r = call("act", oracle["act"], "more-%d" % n)
-            accepted = accept(r)
+                break
+            among, at_most = self.outstanding()
+            r = self.call("act", self.oracle["act"], "more-%d" % n)
+            accepted = self.accept(r)
             rejections += 0 if accepted else 1
             most = max(most, at_most) if accepted else most
-            wrong = judged(r, among, at_most, accepted)
+            wrong = self.judged(r, among, at_most, accepted)
             # Rejections at the edge, each after one completion: twice the check's four, as a replay's pace differs.
             if rejections >= 8:
                 break
             if not accepted and not wrong:
                 # As the check does: wait for one completion, so the next act lands with exactly one slot free.
-                done, until = len(book["done"]), time.monotonic() + 2 * timeout
+                done, until = len(book["done"]), time.monotonic() + 2 * self.timeout
                 while len(book["done"]) == done and book["accepted"] - book["done"] and time.monotonic() < until:
-                    poll()
+                    self.poll()
                     time.sleep(0.001)
-        if wrong:
-            return wrong
-        if not flood:
-            return not_filled(rejections, len(book["accepted"]), most, limit)
-        # Then every accepted command completes: a full queue rejects, it never drops or overwrites.
-        until = time.monotonic() + 2 * timeout
+        return wrong, rejections, most
+
+    def drain(self):
+        """Then every accepted command completes: a full queue rejects, it never drops or overwrites."""
+        book = self.book
+        until = time.monotonic() + 2 * self.timeout
         while book["accepted"] - book["done"] and time.monotonic() < until:
             done = len(book["done"])
-            poll()
+            self.poll()
             if len(book["done"]) > done:
-                until = time.monotonic() + 2 * timeout
+                until = time.monotonic() + 2 * self.timeout
             else:
                 time.sleep(0.002)
-        unseen = max(0, book["latest"] - start - len(book["seen"]))
+        unseen = max(0, book["latest"] - self.start - len(book["seen"]))
         lost = len(book["accepted"]) - min(len(book["accepted"]), len(book["done"]) + unseen)
         if lost:
             return "%d of %d accepted commands never completed: the queue dropped or overwrote them" % (
                 lost, len(book["accepted"]))
-        return not_filled(rejections, len(book["accepted"]), most, limit)
-    except LookupError as err:
-        return str(err)
+        return None
 
 
 def reconnects(count, ctx):
@@ -683,7 +731,7 @@ def reconnects(count, ctx):
     return None
 
 
-def completes(oracle, ctx):
+def judge_completes(oracle, outcome, response, ctx):
     """Each accepted act of the case completes exactly once, as {commandSeq, success, message}."""
     seqs = []
     for act in oracle["acts"]:
@@ -845,6 +893,22 @@ def await_completions(peer, args, waited, completed):
             (time.monotonic() - start) * 1000, ", ".join(str(seq) for seq, _ in waited)))
 
 
+# Every oracle kind's judge, by kind: the tool's registry of kinds (protocol/oracles.ts) holds the same
+# kinds, and a test fails where one side knows a kind the other does not.
+ORACLES = {
+    "error": judge_error,
+    "result": judge_result,
+    "reply": judge_reply,
+    "answered": judge_answered,
+    "order": judge_order,
+    "never": judge_never,
+    "completes": judge_completes,
+    "ledger": judge_ledger,
+    "reconnects": judge_reconnects,
+    "alive": judge_alive,
+}
+
+
 def is_loopback(host):
     if host == "localhost":
         return True
@@ -854,9 +918,17 @@ def is_loopback(host):
         return False
 
 
-def main():
-    if hasattr(sys.stdout, "reconfigure"):
-        sys.stdout.reconfigure(errors="backslashreplace")
+def step_bytes(step):
+    """The bytes of a send step: text or base64, then a long send's repeated runs and tail."""
+    data = base64.b64decode(step["base64"]) if "base64" in step else step["text"].encode("utf-8")
+    for run in step.get("runs", []):
+        data += base64.b64decode(run["run"]) * run["times"]
+    if "runs" in step:
+        data += base64.b64decode(step["tail"])
+    return data
+
+
+def parse_args():
     parser = argparse.ArgumentParser(description="Re-sends the minimal case of the failing check " + CHECK + ".")
     parser.add_argument("--host", default=DEFAULT_HOST)
     parser.add_argument("--port", type=int, default=DEFAULT_PORT)
@@ -864,211 +936,262 @@ def main():
     parser.add_argument("--allow-remote", action="store_true", help="connect to a host that is not loopback")
     parser.add_argument("--verbose", "-v", action="store_true", help="show every step of the exchange")
     args = parser.parse_args()
-    global VERBOSE
-    VERBOSE = args.verbose
     if not (args.timeout > 0):
         parser.error("--timeout must be a positive number of seconds")
-    say = print
-    say("check:    " + CHECK + " (" + ", ".join(RULES) + ")")
+    return args
+
+
+class Stop(Exception):
+    """The replay ends here with this exit code (what it printed says why)."""
+
+    def __init__(self, code):
+        Exception.__init__(self, code)
+        self.code = code
+
+
+class Replay:
+    """The recorded exchange, step by step, with what the bridge answered and what is wrong with it."""
+
+    def __init__(self, args, token):
+        self.args, self.token = args, token
+        self.token_forms = sorted({json.dumps(token, ensure_ascii=False)[1:-1].encode("utf-8"), token.encode("utf-8")},
+                                  key=len, reverse=True) if token else []
+        self.peers, self.peer, self.problems = [], None, []
+        self.judged_send, self.judged_ids, self.judged, self.recorded = None, None, [], []
+        # Replies by id: those before the judged one (what an oracle compares with), and every one.
+        self.earlier, self.judged_responses, self.all_responses = {}, [], []
+        # Every reply in order, with the method of the request it answers (what a ledger of commands counts).
+        self.timeline, self.methods = [], {}
+        self.judged_response, self.unreplayed = None, None
+        self.last_send, self.lost, self.opened = None, False, 0
+        # What the bridge said of its commands: the acts it accepted (by the step and line of the reply, with the
+        # newest seq seen before it), and the commands whose completions its replies showed.
+        self.accepted_at, self.completed, self.newest = {}, set(), 0
+        self.started = self.wrote = time.monotonic()
+
+    def fill(self, data):
+        return data.replace(REDACTED.encode("utf-8"), self.token_forms[0]) if self.token_forms else data
+
+    def hide(self, data):
+        for form in self.token_forms:
+            data = data.replace(form, REDACTED.encode("utf-8"))
+        return data
+
+    def show(self, outcome):
+        hidden = (outcome[0], self.hide(outcome[1])) + tuple(outcome[2:]) if outcome[0] == "line" else outcome
+        return describe(hidden, self.args.timeout)
+
+    def make_events(self):
+        """The events the case reads, made first where the check made them before the case."""
+        if not (ORACLE and ORACLE.get("needsEvents")):
+            return
+        try:
+            why = make_events(self.args, self.fill, ORACLE["needsEvents"])
+        except OSError as err:
+            print("cannot connect to %s:%d: %s" % (self.args.host, self.args.port, err))
+            raise Stop(UNREACHABLE)
+        if why:
+            print("STILL BROKEN: " + why)
+            raise Stop(BREAKS)
+        if self.args.verbose:
+            print("  made the events the case reads (latestSeq %d)" % ORACLE["needsEvents"])
+
+    def run(self):
+        """Every step of the exchange, then the liveness probe where the check ended with one."""
+        for index, step in enumerate(STEPS):
+            op = step["op"]
+            if op == "open":
+                self.open(step)
+                if self.lost:
+                    break
+            elif self.peer is None:
+                continue
+            elif op == "send":
+                self.send(step)
+            elif op == "half_close":
+                self.peer.half_close()
+                if self.args.verbose:
+                    print("  half-closed (FIN)")
+            elif op == "read":
+                self.read(index, step)
+        for p in self.peers:
+            p.close()
+        if PROBE and not self.lost:
+            alive, why = probe(self.args, self.fill)
+            if self.args.verbose:
+                print("  liveness probe: " + ("answered" if alive else why))
+            if not alive:
+                self.problems.append(why)
+
+    def open(self, step):
+        if not step.get("alongside"):
+            for p in self.peers:
+                p.close()
+            self.peers = []
+        try:
+            self.peer = Peer(self.args.host, self.args.port, self.args.timeout)
+        except OSError as err:
+            if self.opened == 0:
+                print("cannot connect to %s:%d: %s" % (self.args.host, self.args.port, err))
+                raise Stop(UNREACHABLE)
+            self.problems.append("the bridge stopped accepting connections (%s)" % err)
+            self.lost = True
+            return
+        self.peers.append(self.peer)
+        self.opened += 1
+        if self.args.verbose:
+            print("  connection %d opened" % self.opened)
+
+    def send(self, step):
+        # Never sooner after the case began than the run sent it: what the bridge did meanwhile (completing
+        # commands) is part of the case.
+        # Back-to-back writes keep at least the pause between them.
+        due = max(self.started + step.get("at_ms", 0) / 1000.0, self.wrote + step.get("gap_ms", 0) / 1000.0)
+        if due > time.monotonic():
+            time.sleep(due - time.monotonic())
+        data = step_bytes(step)
+        wire = self.fill(data) if "near_miss" not in step else near_miss_request(
+            data, self.token, ORACLE["nearMisses"][step["near_miss"]])
+        line = self.peer.write(wire, step.get("cuts", []), step.get("pause_ms", 0))
+        self.wrote = time.monotonic()
+        self.last_send = step
+        if self.args.verbose:
+            print("  sent     " + describe(("line", data.rstrip(b"\n")), self.args.timeout))
+        for sent_line in data.split(b"\n")[:-1]:
+            try:
+                request = strict_json(sent_line.decode("utf-8"))
+                self.methods[key(request.get("id"))] = request.get("method")
+            except (ValueError, RecursionError, AttributeError, UnicodeDecodeError):
+                pass
+        if step.get("judged"):
+            self.judged_send, self.judged_ids = data, request_ids(line)
+
+    def read(self, index, step):
+        results = []
+        for _ in range(step["count"]):
+            outcome = self.peer.read(self.args.timeout)
+            results.append(outcome)
+            if self.args.verbose:
+                print("  received " + self.show(outcome))
+            if outcome[0] != "line":
+                break
+        for i, outcome in enumerate(results):
+            self.take(index, step, i, outcome)
+        waited = [self.accepted_at[tuple(w)] for w in step.get("waits", []) if tuple(w) in self.accepted_at]
+        if any(seq not in self.completed for seq, _ in waited):
+            await_completions(self.peer, self.args, waited, self.completed)
+        if step.get("judged"):
+            self.judge_step(step, self.poll_until(results))
+
+    def take(self, index, step, i, outcome):
+        """One reply read: judged as every reply is, then kept where the oracle looks for it."""
+        if outcome[0] == "oversized":
+            self.problems.append("wire.line-limit: a response line is longer than %d bytes" % MAX_LINE_BYTES)
+        if outcome[0] != "line":
+            return
+        response, wrong = judge(outcome[1], self.judged_ids if step.get("judged") and i == 0 else None)
+        if wrong:
+            self.problems.append(wrong)
+            return
+        self.all_responses.append(response)
+        self.timeline.append((self.methods.get(key(response.get("id"))), response))
+        if at_path(response, ["result", "accepted"]) is True and is_integer(at_path(response, ["result", "commandSeq"])):
+            self.accepted_at[(index, i)] = (decimal.Decimal(response["result"]["commandSeq"]), self.newest)
+        self.newest = max(self.newest, seen_completions(response, self.completed))
+        if step.get("judged"):
+            self.judged_responses.append(response)
+            if i == 0:
+                self.judged_response = response
+        else:
+            self.earlier[key(response.get("id"))] = response
+        if not step.get("judged") and self.last_send and self.last_send.get("auth") and i == 0:
+            if not (isinstance(response.get("result"), dict) and response["result"].get("authorized") is True):
+                print("the bridge did not authorize the token in " + TOKEN_ENV + ": set it to the bridge's token")
+                raise Stop(CANNOT)
+
+    def poll_until(self, results):
+        """The case waited for the bridge (events it polled for): ask again, as it did, until they are there."""
+        until = time.monotonic() + 2 * self.args.timeout
+        while (ORACLE and ORACLE.get("until") and self.judged_response is not None and time.monotonic() < until
+               and check_all(ORACLE["until"], self.judged_response,
+                             {"earlier": self.earlier, "response": self.judged_response})):
+            time.sleep(0.005)
+            self.peer.write(self.fill(self.judged_send), [], 0)
+            outcome = self.peer.read(self.args.timeout)
+            response, wrong = judge(outcome[1], self.judged_ids) if outcome[0] == "line" else (None, None)
+            if response is None:
+                break
+            results, self.judged_responses[-1:], self.judged_response = [outcome], [response], response
+            self.all_responses[-1:] = [response]
+        return results
+
+    def judge_step(self, step, results):
+        """The judged request's replies, by the oracle where the check gave one."""
+        self.judged, self.recorded = results, [recorded_outcome(r) for r in step["recorded"]]
+        first = results[0] if results else ("timeout",)
+        # A reply the framing judge already refused needs no oracle to be wrong.
+        if not ORACLE or (first[0] == "line" and self.judged_response is None):
+            return
+        mine = dict(self.earlier)
+        for r in self.judged_responses:
+            mine[key(r.get("id"))] = r
+        context = {"args": self.args, "earlier": self.earlier, "with_judged": mine, "peer": self.peer,
+                   "response": self.judged_response, "timeline": self.timeline, "outcome": first, "fill": self.fill,
+                   "judged_responses": self.judged_responses, "all_responses": self.all_responses}
+        try:
+            wrong = apply_oracle(ORACLE, first, self.judged_response, context)
+        except NotReplayed as err:
+            wrong, self.unreplayed = None, str(err)
+        if wrong:
+            self.problems.append(wrong)
+
+    def verdict(self):
+        """What was sent, expected and answered, then the verdict as the exit code."""
+        timeout = self.args.timeout
+        print("sent:     " + (describe(("line", self.judged_send.rstrip(b"\n")), timeout)
+                              if self.judged_send is not None else "-"))
+        print("expected: " + (EXPECTED or "-"))
+        print("oracle:   " + ORACLE_TEXT)
+        print("now:      " + ("; ".join(self.show(o) for o in self.judged) if self.judged else "-"))
+        print("recorded: " + ("; ".join(describe(o, timeout) for o in self.recorded) if self.recorded else "-"))
+        if self.problems:
+            print("STILL BROKEN: " + "; ".join(self.problems))
+            return BREAKS
+        if self.unreplayed:
+            print("COULD NOT REPLAY: " + self.unreplayed)
+            return CANNOT
+        if ORACLE:
+            print("BEHAVES: the reply meets the rule")
+            return BEHAVES
+        now = [(o[0], self.hide(o[1])) if o[0] == "line" else o for o in self.judged]
+        if len(now) == len(self.recorded) and all(same_outcome(n, r) for n, r in zip(now, self.recorded)):
+            print("STILL BROKEN: the same reply as when the check failed")
+            return BREAKS
+        print("CHANGED: the reply differs from the one recorded when the check failed; judge it yourself")
+        return CHANGED
+
+
+def main():
+    if hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="backslashreplace")
+    args = parse_args()
+    global VERBOSE
+    VERBOSE = args.verbose
+    print("check:    " + CHECK + " (" + ", ".join(RULES) + ")")
     token = os.environ.get(TOKEN_ENV, "")
     if NEEDS_TOKEN and not token:
-        say("set " + TOKEN_ENV + " to the bridge's token, as the run did (it is not in this file)")
+        print("set " + TOKEN_ENV + " to the bridge's token, as the run did (it is not in this file)")
         return CANNOT
     if not is_loopback(args.host) and not args.allow_remote:
-        say("refusing to connect to " + args.host + ", which is not loopback: add --allow-remote")
+        print("refusing to connect to " + args.host + ", which is not loopback: add --allow-remote")
         return CANNOT
-    token_forms = []
-    if token:
-        token_forms = sorted({json.dumps(token, ensure_ascii=False)[1:-1].encode("utf-8"), token.encode("utf-8")}, key=len, reverse=True)
-    redacted = REDACTED.encode("utf-8")
-
-    def fill(data):
-        return data.replace(redacted, token_forms[0]) if token_forms else data
-
-    def hide(data):
-        for form in token_forms:
-            data = data.replace(form, redacted)
-        return data
-
-    def step_bytes(step):
-        data = base64.b64decode(step["base64"]) if "base64" in step else step["text"].encode("utf-8")
-        for run in step.get("runs", []):
-            data += base64.b64decode(run["run"]) * run["times"]
-        if "runs" in step:
-            data += base64.b64decode(step["tail"])
-        return data
-
-    def show(outcome):
-        return describe((outcome[0], hide(outcome[1])) + tuple(outcome[2:]) if outcome[0] == "line" else outcome, args.timeout)
-
-    if ORACLE and ORACLE.get("needsEvents"):
-        try:
-            why = make_events(args, fill, ORACLE["needsEvents"])
-        except OSError as err:
-            say("cannot connect to %s:%d: %s" % (args.host, args.port, err))
-            return UNREACHABLE
-        if why:
-            say("STILL BROKEN: " + why)
-            return BREAKS
-        if args.verbose:
-            say("  made the events the case reads (latestSeq %d)" % ORACLE["needsEvents"])
-
-    peers, peer, problems = [], None, []
-    judged_send, judged_ids, judged, recorded = None, None, [], []
-    # Replies by id: those before the judged one (what an oracle compares with), and every one.
-    earlier, judged_responses, all_responses = {}, [], []
-    # Every reply in order, with the method of the request it answers (what a ledger of commands counts).
-    timeline, methods = [], {}
-    judged_response, judged_peer, unreplayed = None, None, None
-    last_send, lost = None, False
-    opened = 0
-    # What the bridge said of its commands: the acts it accepted (by the step and line of the reply, with the
-    # newest seq seen before it), and the commands whose completions its replies showed.
-    accepted_at, completed, newest = {}, set(), 0
-    started = wrote = time.monotonic()
-    for index, step in enumerate(STEPS):
-        op = step["op"]
-        if op == "open":
-            if not step.get("alongside"):
-                for p in peers:
-                    p.close()
-                peers = []
-            try:
-                peer = Peer(args.host, args.port, args.timeout)
-            except OSError as err:
-                if opened == 0:
-                    say("cannot connect to %s:%d: %s" % (args.host, args.port, err))
-                    return UNREACHABLE
-                problems.append("the bridge stopped accepting connections (%s)" % err)
-                lost = True
-                break
-            peers.append(peer)
-            opened += 1
-            if args.verbose:
-                say("  connection %d opened" % opened)
-        elif peer is None:
-            continue
-        elif op == "send":
-            # Never sooner after the case began than the run sent it: what the bridge did meanwhile (completing
-            # commands) is part of the case.
-            # Back-to-back writes keep at least the pause between them.
-            due = max(started + step.get("at_ms", 0) / 1000.0, wrote + step.get("gap_ms", 0) / 1000.0)
-            if due > time.monotonic():
-                time.sleep(due - time.monotonic())
-            data = step_bytes(step)
-            wire = fill(data) if "near_miss" not in step else near_miss_request(data, token, ORACLE["nearMisses"][step["near_miss"]])
-            line = peer.write(wire, step.get("cuts", []), step.get("pause_ms", 0))
-            wrote = time.monotonic()
-            last_send = step
-            if args.verbose:
-                say("  sent     " + describe(("line", data.rstrip(b"\n")), args.timeout))
-            for sent_line in data.split(b"\n")[:-1]:
-                try:
-                    request = strict_json(sent_line.decode("utf-8"))
-                    methods[key(request.get("id"))] = request.get("method")
-                except (ValueError, RecursionError, AttributeError, UnicodeDecodeError):
-                    pass
-            if step.get("judged"):
-                judged_send, judged_ids = data, request_ids(line)
-        elif op == "half_close":
-            peer.half_close()
-            if args.verbose:
-                say("  half-closed (FIN)")
-        elif op == "read":
-            results = []
-            for _ in range(step["count"]):
-                outcome = peer.read(args.timeout)
-                results.append(outcome)
-                if args.verbose:
-                    say("  received " + show(outcome))
-                if outcome[0] != "line":
-                    break
-            for i, outcome in enumerate(results):
-                if outcome[0] == "oversized":
-                    problems.append("wire.line-limit: a response line is longer than %d bytes" % MAX_LINE_BYTES)
-                if outcome[0] != "line":
-                    continue
-                response, wrong = judge(outcome[1], judged_ids if step.get("judged") and i == 0 else None)
-                if wrong:
-                    problems.append(wrong)
-                    continue
-                all_responses.append(response)
-                timeline.append((methods.get(key(response.get("id"))), response))
-                if at_path(response, ["result", "accepted"]) is True and is_integer(at_path(response, ["result", "commandSeq"])):
-                    accepted_at[(index, i)] = (decimal.Decimal(response["result"]["commandSeq"]), newest)
-                newest = max(newest, seen_completions(response, completed))
-                if step.get("judged"):
-                    judged_responses.append(response)
-                    if i == 0:
-                        judged_response = response
-                else:
-                    earlier[key(response.get("id"))] = response
-                if not step.get("judged") and last_send and last_send.get("auth") and i == 0:
-                    if not (isinstance(response.get("result"), dict) and response["result"].get("authorized") is True):
-                        say("the bridge did not authorize the token in " + TOKEN_ENV + ": set it to the bridge's token")
-                        return CANNOT
-            waited = [accepted_at[tuple(w)] for w in step.get("waits", []) if tuple(w) in accepted_at]
-            if any(seq not in completed for seq, _ in waited):
-                await_completions(peer, args, waited, completed)
-            if step.get("judged"):
-                # The case waited for the bridge (events it polled for): ask again, as it did, until they are there.
-                until = time.monotonic() + 2 * args.timeout
-                while (ORACLE and ORACLE.get("until") and judged_response is not None and time.monotonic() < until
-                       and check_all(ORACLE["until"], judged_response, {"earlier": earlier, "response": judged_response})):
-                    time.sleep(0.005)
-                    peer.write(fill(judged_send), [], 0)
-                    outcome = peer.read(args.timeout)
-                    response, wrong = judge(outcome[1], judged_ids) if outcome[0] == "line" else (None, None)
-                    if response is None:
-                        break
-                    results, judged_responses[-1:], judged_response = [outcome], [response], response
-                    all_responses[-1:] = [response]
-                judged, recorded, judged_peer = results, [recorded_outcome(r) for r in step["recorded"]], peer
-                first = results[0] if results else ("timeout",)
-                # A reply the framing judge already refused needs no oracle to be wrong.
-                if ORACLE and not (first[0] == "line" and judged_response is None):
-                    mine = dict(earlier)
-                    for r in judged_responses:
-                        mine[key(r.get("id"))] = r
-                    context = {"args": args, "earlier": earlier, "with_judged": mine, "peer": peer,
-                               "response": judged_response, "timeline": timeline, "outcome": first, "fill": fill,
-                               "judged_responses": judged_responses, "all_responses": all_responses}
-                    try:
-                        wrong = apply_oracle(ORACLE, first, judged_response, context)
-                    except NotReplayed as err:
-                        wrong, unreplayed = None, str(err)
-                    if wrong:
-                        problems.append(wrong)
-    for p in peers:
-        p.close()
-
-    if PROBE and not lost:
-        alive, why = probe(args, fill)
-        if args.verbose:
-            say("  liveness probe: " + ("answered" if alive else why))
-        if not alive:
-            problems.append(why)
-
-    say("sent:     " + (describe(("line", judged_send.rstrip(b"\n")), args.timeout) if judged_send is not None else "-"))
-    say("expected: " + (EXPECTED or "-"))
-    say("oracle:   " + ORACLE_TEXT)
-    say("now:      " + ("; ".join(show(o) for o in judged) if judged else "-"))
-    say("recorded: " + ("; ".join(describe(o, args.timeout) for o in recorded) if recorded else "-"))
-    if problems:
-        say("STILL BROKEN: " + "; ".join(problems))
-        return BREAKS
-    if unreplayed:
-        say("COULD NOT REPLAY: " + unreplayed)
-        return CANNOT
-    if ORACLE:
-        say("BEHAVES: the reply meets the rule")
-        return BEHAVES
-    now = [(o[0], hide(o[1])) if o[0] == "line" else o for o in judged]
-    if len(now) == len(recorded) and all(same_outcome(n, r) for n, r in zip(now, recorded)):
-        say("STILL BROKEN: the same reply as when the check failed")
-        return BREAKS
-    say("CHANGED: the reply differs from the one recorded when the check failed; judge it yourself")
-    return CHANGED
+    replay = Replay(args, token)
+    try:
+        replay.make_events()
+        replay.run()
+    except Stop as stop:
+        return stop.code
+    return replay.verdict()
 
 
 NEAR_MISS_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_."
