@@ -12,6 +12,31 @@ export const VERDICT_ORDER: readonly Verdict[] = ["fail", "error", "warn", "pass
 export const worst = (a: Verdict, b: Verdict): Verdict =>
   VERDICT_ORDER.indexOf(a) <= VERDICT_ORDER.indexOf(b) ? a : b;
 
+/** Why a rule or a check has no verdict of its own (skip), or could not be judged (error not of its rule's making). */
+export const REASON_KINDS = [
+  /** Left out of this run: --rules / --skip, --check, a replay. */
+  "not-chosen",
+  /** Checked in another shard (--shard I/N). */
+  "other-shard",
+  /** Client mode: a rule only bridges are bound by. */
+  "bridge-duty",
+  /** Observed other than on the wire: no check can see it. */
+  "not-observable",
+  /** No check of this version of the tool covers it (an error). */
+  "uncovered",
+  /** A stopped run did not reach it (--bail, --max-failures, Ctrl-C). */
+  "not-run",
+  /** No check could run: the target was unreachable, a token is missing. */
+  "blocked",
+  /** An earlier root cause elsewhere (the bridge stopped serving, a rule left out failed): nothing is said of this rule. */
+  "inconclusive",
+  /** The check judged another rule (it stopped at, or ended with, a finding there). */
+  "not-judged",
+  /** The check could not bring the bridge to the state it judges (no token, a history that kept changing). */
+  "out-of-reach",
+] as const;
+export type ReasonKind = (typeof REASON_KINDS)[number];
+
 /** One entry of the exact exchange with a peer, as reports show it. */
 export interface TranscriptEntry {
   dir: "send" | "recv" | "event";

@@ -4,7 +4,7 @@
 // answers come from suites/harness (preflight, canary); this file only runs them and says what
 // they mean for the checks still to come.
 import type { Report } from "../reports/types.js";
-import { type CanaryMemory, canary, type Health } from "../suites/harness/canary.js";
+import { type CanaryMemory, canary, completedNothing, type Health } from "../suites/harness/canary.js";
 import type { Check, CheckContext, Finding } from "../suites/harness/check.js";
 import { Connection } from "../suites/harness/connection.js";
 import { type Blocked, preflight, servesConcurrently } from "../suites/harness/preflight.js";
@@ -83,8 +83,8 @@ export const isDiagnosis = (id: string): boolean => id.startsWith("preflight/") 
  * Does the bridge still answer and complete commands (before the first check: does it at all)?
  * After a check, one this tool owns is restarted; at an endpoint, a bridge that no longer
  * answers stops the run, and one that no longer completes commands makes the checks that need
- * completions inconclusive. Before the first check, a bridge that completes nothing fails
- * integration.command-completion there, and it is named as broken before the run.
+ * completions inconclusive. Before the first check, a bridge that completes nothing fails the
+ * canary's rule on completion (completedNothing), and it is named as broken before the run.
  */
 export async function diagnose(after: string, o: RunOptions, memory: CanaryMemory): Promise<Diagnosis> {
   const probed = await probe("canary", o, (ctx) => canary(ctx, memory));
@@ -95,13 +95,7 @@ export async function diagnose(after: string, o: RunOptions, memory: CanaryMemor
   if (after === PREFLIGHT && health.replies && health.completions) await o.target?.restart?.();
   if (health.replies && health.completions) return { findings };
   if (after === PREFLIGHT) {
-    const broken: Finding = {
-      verdict: "fail",
-      message: `No command completed before the first check: ${health.detail}. The bridge was broken before this run began.`,
-      expected: "an accepted command completes with one command_completed event",
-      actual: health.detail,
-      rules: ["integration.command-completion"],
-    };
+    const broken = completedNothing(health.detail);
     return { findings: [...findings, broken], stopped: { duty: "completions", after, detail: health.detail } };
   }
   if (o.target?.restart) {

@@ -9,7 +9,7 @@ import { type Check, CommandLedger, dealKey, type Finding } from "../suites/harn
 import { WireStats } from "../suites/harness/connection.js";
 import type { Blocked } from "../suites/harness/preflight.js";
 import { redactor } from "../suites/harness/redact.js";
-import { aggregate, type CheckResult, summarize, toCheckReport, UNCOVERED } from "./aggregate.js";
+import { aggregate, type CheckResult, type SkipReason, summarize, toCheckReport, UNCOVERED } from "./aggregate.js";
 import type { Case } from "./attempt.js";
 import { type Baseline, baselineSection } from "./baseline.js";
 import { RunCoverage } from "./coverage.js";
@@ -126,7 +126,7 @@ export async function run(options: RunOptions): Promise<Report> {
   if (blocked && blocked.stillRun.length === 0) {
     // One root cause, said once: no check can reach a verdict, so none is run or listed.
     for (const check of chosen) {
-      const finding: Finding = { verdict: "error", message: blocked.problem };
+      const finding: Finding = { verdict: "error", message: blocked.problem, reasonKind: "blocked" };
       results.set(check.id, { check, finding, report: redact.deep(toCheckReport(check, finding, 0, options)) });
     }
   } else {
@@ -180,9 +180,13 @@ export async function run(options: RunOptions): Promise<Report> {
         };
       }
       if (stop && !blocked?.stillRun.includes(check.id))
-        return { verdict: stop.interrupted ? "skip" : "error", message: stop.problem };
+        return {
+          verdict: stop.interrupted ? "skip" : "error",
+          message: stop.problem,
+          reasonKind: stop.interrupted ? "not-run" : stop === blocked ? "blocked" : "inconclusive",
+        };
       if (stopped && check.needs?.includes(stopped.duty as "completions"))
-        return { verdict: "error", message: inconclusive(stopped) };
+        return { verdict: "error", message: inconclusive(stopped), reasonKind: "inconclusive" };
       return undefined;
     };
     const memory: CanaryMemory = {};
@@ -335,15 +339,19 @@ export async function run(options: RunOptions): Promise<Report> {
   return redacted;
 }
 
-function skipReason(id: RuleId, o: RunOptions, runnable: readonly Check[]): string {
+function skipReason(id: RuleId, o: RunOptions, runnable: readonly Check[]): ReturnType<SkipReason> {
   const rule = o.contract.rule(id);
-  if (rule.observed === "wire" && !runnable.some((c) => c.rules.includes(id))) return UNCOVERED;
-  if (!o.selected(id)) return NOT_SELECTED;
+  if (rule.observed === "wire" && !runnable.some((c) => c.rules.includes(id)))
+    return { kind: "uncovered", text: UNCOVERED };
+  if (!o.selected(id)) return { kind: "not-chosen", text: NOT_SELECTED };
   if (o.onlyChecks)
-    return o.caseMode === "replay" ? "not part of this replay" : "not covered by the chosen checks (--check)";
-  if (rule.observed !== "wire") return rule.reason ?? `observed ${rule.observed}`;
-  if (o.shard) return `${SHARD_REASON} (--shard ${o.shard.index}/${o.shard.count})`;
-  return "not run";
+    return {
+      kind: "not-chosen",
+      text: o.caseMode === "replay" ? "not part of this replay" : "not covered by the chosen checks (--check)",
+    };
+  if (rule.observed !== "wire") return { kind: "not-observable", text: rule.reason ?? `observed ${rule.observed}` };
+  if (o.shard) return { kind: "other-shard", text: `${SHARD_REASON} (--shard ${o.shard.index}/${o.shard.count})` };
+  return { kind: "not-run", text: "not run" };
 }
 
 /**

@@ -1,7 +1,6 @@
 // What every command shares: the streams it writes to, what it returns, and its exit code.
 import type { Contract, RuleId } from "../../protocol/contract.js";
 import type { Report, Reporter } from "../../reports/types.js";
-import { UNCOVERED } from "../aggregate.js";
 import { applyBaseline, type Baseline } from "../baseline.js";
 import type { BridgeFactory } from "../targets.js";
 import type { OptionValues } from "./options/table.js";
@@ -57,7 +56,7 @@ export function verdictCode(
   allowUncovered?: boolean,
 ): number {
   const counts = (r: Report["rules"][number]) =>
-    r.verdict === "fail" || (r.verdict === "error" && !(allowUncovered && r.reason === UNCOVERED));
+    r.verdict === "fail" || (r.verdict === "error" && !(allowUncovered && r.reasonKind === "uncovered"));
   if (!baseline) return report.rules.some(counts) ? EXIT.fail : EXIT.pass;
   const { known, stale, expired, consistent, unexpected } = applyBaseline(report, baseline, contract.prefix);
   out(

@@ -7,9 +7,8 @@ import type { Oracle, Rest } from "../../protocol/verdict.js";
 import type { CheckReport, TranscriptEntry } from "../../reports/types.js";
 import { NOTE } from "../../suites/harness/connection.js";
 import { ALONGSIDE, PROBE_NOTE } from "../../suites/harness/harness.js";
-import { REDACTED } from "../../suites/harness/redact.js";
+import { NEAR_MISS_SHOWN, REDACTED } from "../../suites/harness/redact.js";
 import { isGapNote } from "../../suites/harness/transcript.js";
-import { NEAR_MISS_SHOWN } from "../../suites/method/auth.js";
 
 export interface ExportOptions {
   contract: Contract;

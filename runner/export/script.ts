@@ -5,6 +5,7 @@ import { kindOf, oracleText } from "../../protocol/oracles.js";
 import type { Oracle } from "../../protocol/verdict.js";
 import { reproducibility } from "../../reports/output.js";
 import type { CheckReport, Report } from "../../reports/types.js";
+import { unreadableCodes } from "../../suites/harness/judge.js";
 import { REDACTED } from "../../suites/harness/redact.js";
 import { allChecks } from "../../suites/index.js";
 import { parseEndpoint } from "../targets.js";
@@ -144,8 +145,8 @@ export function scriptOf(check: CheckReport, plan: Plan, rules: string[], report
     `NEEDS_TOKEN = ${pyValue(plan.needsToken)}`,
     `REDACTED = ${pyString(REDACTED)}`,
     `JSONRPC = ${pyString(contract.jsonrpc)}`,
-    `PARSE_ERROR = ${contract.codes["error.parse"]}`,
-    `INVALID_REQUEST = ${contract.codes["error.invalid-request"]}`,
+    `PARSE_ERROR = ${unreadableCodes(contract).parse}`,
+    `INVALID_REQUEST = ${unreadableCodes(contract).invalidRequest}`,
     `MAX_LINE_BYTES = ${contract.limits.maxLineBytes}`,
     `EVENTS_PAGE = ${contract.limits.eventsLimitMax}`,
     "",

@@ -28,6 +28,15 @@ export interface CanaryMemory {
   goodType?: string;
 }
 
+/** Before the first check, the bridge completed no command: broken before the run began, on the rule of completion. */
+export const completedNothing = (detail: string): Finding => ({
+  verdict: "fail",
+  message: `No command completed before the first check: ${detail}. The bridge was broken before this run began.`,
+  expected: "an accepted command completes with one command_completed event",
+  actual: detail,
+  rules: ["integration.command-completion"],
+});
+
 export async function canary(ctx: CheckContext, memory: CanaryMemory = {}): Promise<Health> {
   try {
     return await probe(ctx, memory);

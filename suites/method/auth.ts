@@ -16,6 +16,7 @@ import {
 } from "../harness/check.js";
 import type { Connection } from "../harness/connection.js";
 import { judgedBy, NO_TOKEN } from "../harness/expect.js";
+import { NEAR_MISS_SHOWN } from "../harness/redact.js";
 
 export const authWrongThenRight: Check = {
   id: "method.auth/wrong-then-right",
@@ -224,7 +225,6 @@ async function judgeNearMiss(
 
 /** Shortest near miss worth hiding where it comes back: shorter ones give little away and would shred ordinary text. */
 const HIDDEN_MIN_LENGTH = 4;
-export const NEAR_MISS_SHOWN = "«near miss of the token»";
 
 /**
  * The harness redacts the token itself, not what is derived from it (a prefix, another case): a
