@@ -54,9 +54,7 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
   // in a pipe, a file or under --verbose it stays one line, whole.
   const shape: Fit = (text, indent, start) =>
     tty && !verbose ? wrap(text, options.columns ?? process.stdout.columns ?? 80, indent, start) : text;
-  const clear = () => {
-    if (live) out("\r\x1b[K");
-  };
+  const clear = () => void (live && out("\r\x1b[K"));
   let started = Date.now();
   let failures = 0;
   let current: { id: string; index: number; total: number } | undefined;

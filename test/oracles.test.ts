@@ -1,25 +1,29 @@
 // The oracle kinds are defined once (protocol/oracles.ts): the reproducer's runtime judges from a
 // table of the same kinds, and the report's schema holds each kind's variant as the registry gives it.
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ORACLES, oracleSchemas, oracleText } from "../protocol/oracles.js";
+import { RUNTIME_MODULES, runtimeScript } from "../runner/export/script.js";
 
 const hasPython = spawnSync("python3", ["--version"]).status === 0;
 
-/** The runtime's table: each kind and the name of the function that judges it. */
+/** The runtime's table, as every exported script holds it: each kind and the name of the function that judges it. */
 function runtimeTable(): Record<string, string> {
+  const dir = mkdtempSync(join(tmpdir(), "aicc-oracles-"));
+  writeFileSync(join(dir, "runtime.py"), runtimeScript());
   const run = spawnSync(
     "python3",
-    ["-c", "import json, reproducer; print(json.dumps({k: f.__name__ for k, f in reproducer.ORACLES.items()}))"],
+    ["-c", "import json, runtime; print(json.dumps({k: f.__name__ for k, f in runtime.ORACLES.items()}))"],
     {
-      // No bytecode written beside the runtime: the test leaves the tree as it found it.
-      env: { PATH: process.env.PATH, PYTHONPATH: join(import.meta.dirname, "../runner"), PYTHONDONTWRITEBYTECODE: "1" },
+      env: { PATH: process.env.PATH, PYTHONPATH: dir, PYTHONDONTWRITEBYTECODE: "1" },
       encoding: "utf8",
       timeout: 20_000,
     },
   );
+  rmSync(dir, { recursive: true, force: true });
   expect(run.status, run.stderr).toBe(0);
   return JSON.parse(run.stdout) as Record<string, string>;
 }
@@ -29,6 +33,25 @@ describe("oracle kinds", () => {
     const table = runtimeTable();
     expect(Object.keys(table).sort()).toEqual(Object.keys(ORACLES).sort());
     for (const [kind, judge] of Object.entries(table)) expect(judge).toBe(`judge_${kind}`);
+  });
+
+  it.skipIf(!hasPython)("the runtime's modules, joined into one script, define each name once", () => {
+    const names = `
+import ast, json, sys
+seen = {}
+for path in sys.argv[1:]:
+    for node in ast.parse(open(path).read()).body:
+        targets = [node] if hasattr(node, "name") else getattr(node, "targets", [])
+        for t in targets:
+            for n in ([t.name] if hasattr(t, "name") else [e.id for e in getattr(t, "elts", [t]) if hasattr(e, "id")]):
+                seen.setdefault(n, []).append(path.rsplit("/", 1)[-1])
+print(json.dumps({n: where for n, where in seen.items() if len(where) > 1}))
+`;
+    const files = RUNTIME_MODULES.map((f) => join(import.meta.dirname, "../runner", f));
+    const run = spawnSync("python3", ["-c", names, ...files], { encoding: "utf8", timeout: 20_000 });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({});
+    expect(runtimeScript()).not.toMatch(/^from reproducer_/m);
   });
 
   it("the report's schema holds every kind's variant as the registry defines it", () => {

@@ -69,6 +69,16 @@ export interface Plan {
 
 /** A marker in the tool's style standing for bytes a report does not show (besides the redacted token). */
 const HIDDEN = /«[a-z][a-z ,:.-]*»/;
+
+/** The first marker of bytes a request's text does not show, but the token and a near miss the script derives. */
+const hiddenPart = (shown: string, nearMiss: boolean): string | undefined =>
+  HIDDEN.exec(
+    shown
+      .split(REDACTED)
+      .join("")
+      .split(NEAR_MISS_SHOWN)
+      .join(nearMiss ? "" : NEAR_MISS_SHOWN),
+  )?.[0];
 const OPENED = /^connection \d+ opened/;
 
 const bytesOf = (e: TranscriptEntry): Buffer =>
@@ -149,14 +159,8 @@ export function planOf(check: CheckReport, o: ExportOptions): Plan {
         step.near_miss = nearMisses++;
         plan.needsToken = true;
       }
-      const hidden = HIDDEN.exec(
-        shown
-          .split(REDACTED)
-          .join("")
-          .split(NEAR_MISS_SHOWN)
-          .join(step.near_miss === undefined ? NEAR_MISS_SHOWN : ""),
-      );
-      if (hidden) missing.set(step, `the report hides part of a request (${hidden[0]})`);
+      const hidden = hiddenPart(shown, step.near_miss !== undefined);
+      if (hidden) missing.set(step, `the report hides part of a request (${hidden})`);
       if (step.near_miss !== undefined && step.near_miss >= (check.oracle?.nearMisses?.length ?? 0))
         missing.set(step, "the report describes fewer near misses of the token than the case sent");
       if (bytes.includes(redacted)) plan.needsToken = true;

@@ -1,4 +1,4 @@
-// A reproducer's text: the runtime every script shares (runner/reproducer.py) with one check's plan
+// A reproducer's text: the runtime every script shares (runner/reproducer*.py, as one script) with one check's plan
 // and a header saying what it replays, how it judges and what its exit codes mean.
 import { readFileSync } from "node:fs";
 import { kindOf, oracleText } from "../../protocol/oracles.js";
@@ -66,13 +66,38 @@ const comment = (label: string, value: string | undefined) =>
 const judgementText = (oracle: Oracle | undefined) =>
   oracle ? oracleText(oracle) : "none: the reply is compared with the one recorded when the check failed";
 
-/** The runtime every script shares: runner/reproducer.py (copied beside the compiled code). */
+/** The runtime's modules, each after those it imports; the last holds the plan's marker (copied beside the compiled code). */
+export const RUNTIME_MODULES = [
+  "reproducer_wire.py",
+  "reproducer_ledger.py",
+  "reproducer_events.py",
+  "reproducer_oracles.py",
+  "reproducer.py",
+] as const;
 let runtime: string | undefined;
 const MARKER = "# The plan of one check goes here.\n";
 
+/**
+ * The runtime as one standalone script: its modules in order, each import of the standard library
+ * once at the top, their imports of one another dropped (one namespace holds them all).
+ */
+export function runtimeScript(): string {
+  const imports = new Set<string>();
+  const bodies = RUNTIME_MODULES.map((file) =>
+    readFileSync(new URL(`../${file}`, import.meta.url), "utf8").replace(
+      /^(?:import (\w+)|from reproducer_\w+ import [^\n]*)\n/gm,
+      (_, module: string | undefined) => {
+        if (module) imports.add(`import ${module}`);
+        return "";
+      },
+    ),
+  );
+  return `${[...imports].sort().join("\n")}\n\n\n${bodies.join("\n\n")}`;
+}
+
 /** The script for one failing check whose case the report holds whole. */
 export function scriptOf(check: CheckReport, plan: Plan, rules: string[], report: Report, o: ExportOptions): string {
-  runtime ??= readFileSync(new URL("../reproducer.py", import.meta.url), "utf8");
+  runtime ??= runtimeScript();
   const { contract } = o;
   const at = !report.target.spawned && report.target.endpoint ? parseEndpoint(report.target.endpoint) : undefined;
   const host = at?.host ?? contract.defaults.host;
