@@ -2,7 +2,7 @@ import pc from "picocolors";
 import { cleanMessage, decidingChecks, knownFailures, reproducibility, targetNotes } from "./output.js";
 import { rootCauseLine } from "./root-causes.js";
 import { stateCoverageLine } from "./state-coverage.js";
-import type { CheckReport, Report, Reporter, RuleReport, Verdict } from "./types.js";
+import type { CheckReport, ReasonKind, Report, Reporter, RuleReport, Verdict } from "./types.js";
 
 type Colors = ReturnType<typeof pc.createColors>;
 type Paint = Record<Verdict, (s: string) => string>;
@@ -13,11 +13,10 @@ const paintOf = (c: Colors): Paint => ({ pass: c.green, fail: c.red, warn: c.yel
 // Rules the user left out of this run (--rules / --skip, --check, a replay, another shard, a
 // bridge's rule in client mode): listing them row by row buries the rules that ran, so they are
 // counted unless --verbose.
-const NOT_CHOSEN =
-  /^(not selected|not part of this replay|not covered by the chosen checks|checked in another shard|a bridge's duty)/;
-const BRIDGE_DUTY = "a bridge's duty";
-/** The message of a check a stopped run did not reach (--bail, --max-failures, Ctrl-C). */
-const NOT_RUN = "not run: ";
+const NOT_CHOSEN: readonly ReasonKind[] = ["not-chosen", "other-shard", "bridge-duty"];
+/** A check a stopped run did not reach (--bail, --max-failures, Ctrl-C): its message says why, after this. */
+const notRunCheck = (check: CheckReport) => check.reasonKind === "not-run";
+const NOT_RUN = /^not run: /;
 
 export interface ConsoleOptions {
   write?: (text: string) => void;
@@ -56,9 +55,7 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
   // in a pipe, a file or under --verbose it stays one line, whole.
   const shape: Fit = (text, indent, start) =>
     tty && !verbose ? wrap(text, options.columns ?? process.stdout.columns ?? 80, indent, start) : text;
-  const clear = () => {
-    if (live) out("\r\x1b[K");
-  };
+  const clear = () => void (live && out("\r\x1b[K"));
   let started = Date.now();
   let failures = 0;
   let current: { id: string; index: number; total: number } | undefined;
@@ -95,7 +92,7 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
       // Live: passing checks only move the progress line; the rest stay on screen.
       if ((live && result.verdict === "pass") || options.quiet) return;
       // What a stopped run did not reach is said once, at the end.
-      if (result.message.startsWith(NOT_RUN)) return;
+      if (notRunCheck(result)) return;
       const took = `${result.durationMs ?? 0} ms`;
       const start = `  ${MARK[result.verdict]} ${check.id} ${took}`.length;
       const note =
@@ -183,7 +180,7 @@ function printTable(
     line(`  ${label} ${rule.id.padEnd(width)}  ${c.dim(shape(printable(note), indent))}`);
     for (const said of rule.notes ?? []) line(`        ${c.dim(shape(`note: ${printable(said)}`, 14))}`);
   }
-  const duties = hidden.filter((r) => r.reason?.startsWith(BRIDGE_DUTY)).length;
+  const duties = hidden.filter((r) => r.reasonKind === "bridge-duty").length;
   if (hidden.length > duties)
     line(c.dim(`  ${hidden.length - duties} rule(s) not selected for this run (--verbose lists them)`));
   if (duties) line(c.dim(`  ${duties} rule(s) binding only bridges, not judged in client mode (--verbose lists them)`));
@@ -192,20 +189,21 @@ function printTable(
 
 /** Rules whose every check a stopped run did not reach. */
 const notReached = (rule: RuleReport) =>
-  rule.verdict === "skip" && rule.checks.length > 0 && rule.checks.every((x) => x.message.startsWith(NOT_RUN));
+  rule.verdict === "skip" && rule.checks.length > 0 && rule.checks.every(notRunCheck);
 
 /** Why a run stopped early, and how many checks it did not reach: one line per cause. */
 function notRun(report: Report): string[] {
   const byCause = new Map<string, Set<string>>();
   for (const check of report.rules.flatMap((r) => r.checks)) {
-    if (!check.message.startsWith(NOT_RUN)) continue;
-    const cause = check.message.slice(NOT_RUN.length);
+    if (!notRunCheck(check)) continue;
+    const cause = check.message.replace(NOT_RUN, "");
     (byCause.get(cause) ?? byCause.set(cause, new Set()).get(cause)!).add(check.id);
   }
   return [...byCause].map(([cause, ids]) => `${cause}; ${ids.size} check${ids.size === 1 ? "" : "s"} not run`);
 }
 
-const notChosen = (rule: RuleReport) => rule.verdict === "skip" && NOT_CHOSEN.test(rule.reason ?? "");
+const notChosen = (rule: RuleReport) =>
+  rule.verdict === "skip" && rule.reasonKind !== undefined && NOT_CHOSEN.includes(rule.reasonKind);
 
 /**
  * Under each failing rule, its failing checks; a check that covers several rules is printed

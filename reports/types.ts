@@ -1,9 +1,9 @@
 // The report every reporter receives, and the Reporter interface. The JSON report is this
 // object (schemaVersion 1): scripts depend on its shape, so only ever add optional fields.
 import type { Level, Observed } from "../protocol/contract.js";
-import type { Oracle, ReplayedCase, TranscriptEntry, Verdict } from "../protocol/verdict.js";
+import type { Oracle, ReasonKind, ReplayedCase, TranscriptEntry, Verdict } from "../protocol/verdict.js";
 
-export type { Oracle, TranscriptEntry, Verdict };
+export type { Oracle, ReasonKind, TranscriptEntry, Verdict };
 
 export interface Report {
   schemaVersion: 1;
@@ -104,6 +104,8 @@ export interface RuleReport {
   requirement: string;
   /** Why the rule has no check result (skipped rules). */
   reason?: string;
+  /** What kind of reason `reason` is: reporters sort rules by it. */
+  reasonKind?: ReasonKind;
   /** What its checks found on rules outside the selection (--rules / --skip): said, never a verdict. */
   notes?: string[];
   checks: CheckReport[];
@@ -113,6 +115,8 @@ export interface CheckReport {
   id: string;
   verdict: Verdict;
   message: string;
+  /** A check skipped or not judged: what kind of reason its message gives. */
+  reasonKind?: ReasonKind;
   expected?: string;
   actual?: string;
   description?: string;

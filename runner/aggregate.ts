@@ -1,6 +1,6 @@
 // Check verdicts into rule verdicts: a rule's verdict is the worst of the checks that judged it.
 import type { Contract, RuleId } from "../protocol/contract.js";
-import { VERDICT_ORDER, type Verdict, worst } from "../protocol/verdict.js";
+import { type ReasonKind, VERDICT_ORDER, type Verdict, worst } from "../protocol/verdict.js";
 import type { CheckReport, RuleReport } from "../reports/types.js";
 import { type Check, type Finding, requirementOf } from "../suites/harness/check.js";
 
@@ -20,8 +20,8 @@ const ended = (verdict: string, rules: string): string =>
 
 export const UNCOVERED = "no check for this rule in this version of the tool";
 
-/** Why a rule that no check judged got no verdict of its own. */
-export type SkipReason = (rule: RuleId) => string | undefined;
+/** Why a rule that no check judged got no verdict of its own: the reason, and its kind. */
+export type SkipReason = (rule: RuleId) => { kind: ReasonKind; text: string } | undefined;
 
 export function aggregate(
   contract: Contract,
@@ -60,6 +60,7 @@ export function aggregate(
         entries.push({
           id: report.id,
           verdict: blind ? "error" : "skip",
+          reasonKind: blind ? "inconclusive" : "not-judged",
           message: blind
             ? `inconclusive: the check stopped at a ${finding.verdict} on ${implicated.join(", ")}, a rule not selected (see the note)`
             : ended(finding.verdict, implicated.join(", ")),
@@ -70,9 +71,9 @@ export function aggregate(
     const said = notes.length ? { notes } : {};
     if (entries.length)
       return { ...base, verdict: entries.map((e) => e.verdict).reduce(worst), ...said, checks: entries };
-    const reason = skipReason(rule.id);
-    if (reason === UNCOVERED) return { ...base, verdict: "error" as const, reason, checks: [] };
-    return { ...base, verdict: "skip" as const, reason: reason ?? "not run", ...said, checks: [] };
+    const { kind: reasonKind, text: reason } = skipReason(rule.id) ?? { kind: "not-run", text: "not run" };
+    if (reasonKind === "uncovered") return { ...base, verdict: "error" as const, reason, reasonKind, checks: [] };
+    return { ...base, verdict: "skip" as const, reason, reasonKind, ...said, checks: [] };
   });
 }
 
@@ -94,6 +95,7 @@ export function toCheckReport<C extends Pick<Check, "id" | "description" | "rule
     id: check.id,
     verdict: f.verdict,
     message: f.message,
+    ...(f.reasonKind ? { reasonKind: f.reasonKind } : {}),
     description: check.description,
     requirement: requirementOf(check, o.contract),
     durationMs,

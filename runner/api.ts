@@ -2,8 +2,9 @@
 // handler, no output but the report files asked for (and the console only when `print`).
 
 import type { Report } from "../reports/types.js";
+import { camel, OPTIONS, type SettableOptions } from "./cli/options/table.js";
+import { optionValue } from "./cli/options/value.js";
 import { conformance, type Deps } from "./conformance.js";
-import { camel, OPTIONS, optionValue, type SettableOptions } from "./options.js";
 
 export interface ConformanceOptions extends SettableOptions {
   /** Print the console report (default: false). */

@@ -3,7 +3,7 @@ import type { Contract } from "../protocol/contract.js";
 import { yaml } from "../protocol/yaml.js";
 import type { CheckReport, Report } from "../reports/types.js";
 import type { Check } from "../suites/harness/check.js";
-import { UsageError } from "./options.js";
+import { UsageError } from "./cli/options/value.js";
 
 /** A known failure or a known-flaky check: a rule (short or full ID) or a check, with why it is accepted for now. */
 export interface BaselineEntry {

@@ -1,6 +1,9 @@
-// The command line: argv to option values (runner/options.ts), Ctrl-C handling, then one run.
+// The command line: argv to option values (runner/cli/options/), Ctrl-C handling, then one run.
+
+import { usage } from "./cli/options/help.js";
+import { parseCommandLine } from "./cli/options/parse.js";
+import { UsageError } from "./cli/options/value.js";
 import { conformance, type Deps, type Io, type Outcome, TOOL } from "./conformance.js";
-import { parseCommandLine, UsageError, usage } from "./options.js";
 import { reportOutputs } from "./outputs.js";
 import { watchedDir, watchLoop } from "./watch.js";
 

@@ -12,8 +12,8 @@ import {
   UNOBSERVED_CLIENT_DUTIES,
 } from "../suites/client/index.js";
 import type { Finding } from "../suites/harness/check.js";
-import { aggregate, type CheckResult, summarize, toCheckReport } from "./aggregate.js";
-import { PROFILES } from "./options.js";
+import { aggregate, type CheckResult, type SkipReason, summarize, toCheckReport } from "./aggregate.js";
+import { PROFILES } from "./cli/options/table.js";
 import { TOOL } from "./tool.js";
 
 export interface ClientRunOptions {
@@ -80,7 +80,10 @@ export async function runClientMode(options: ClientRunOptions): Promise<Report> 
   // Independent cases run side by side (each on its own listener); reports follow catalogue order.
   const pending = chosen.map((check) =>
     blocked
-      ? Promise.resolve({ finding: { verdict: "error" as const, message: blocked }, durationMs: 0 })
+      ? Promise.resolve({
+          finding: { verdict: "error" as const, message: blocked, reasonKind: "blocked" as const },
+          durationMs: 0,
+        })
       : runCheck(check, options, slots),
   );
   const results: CheckResult[] = [];
@@ -125,13 +128,14 @@ export async function runClientMode(options: ClientRunOptions): Promise<Report> 
   return report;
 }
 
-function skipReason(id: RuleId, o: ClientRunOptions, runnable: readonly ClientCheck[]): string {
+function skipReason(id: RuleId, o: ClientRunOptions, runnable: readonly ClientCheck[]): ReturnType<SkipReason> {
   if (runnable.some((c) => c.rules.includes(id))) {
-    if (!o.selected(id)) return "not selected (--rules / --skip)";
-    if (o.onlyChecks) return "not part of this replay";
-    return "not run";
+    if (!o.selected(id)) return { kind: "not-chosen", text: "not selected (--rules / --skip)" };
+    if (o.onlyChecks) return { kind: "not-chosen", text: "not part of this replay" };
+    return { kind: "not-run", text: "not run" };
   }
-  return UNOBSERVED_CLIENT_DUTIES[id] ?? BRIDGE_DUTY;
+  const unobserved = UNOBSERVED_CLIENT_DUTIES[id];
+  return unobserved ? { kind: "not-observable", text: unobserved } : { kind: "bridge-duty", text: BRIDGE_DUTY };
 }
 
 async function runCheck(
@@ -140,7 +144,7 @@ async function runCheck(
   slots: Slots,
 ): Promise<{ finding: Finding; durationMs: number }> {
   const t0 = Date.now();
-  const interrupted: Finding = { verdict: "skip", message: "not run: the run was interrupted" };
+  const interrupted: Finding = { verdict: "skip", message: "not run: the run was interrupted", reasonKind: "not-run" };
   if (o.signal?.aborted) return { finding: interrupted, durationMs: 0 };
   const ctx = context(o, slots);
   // Cases bound themselves (each kills its client at its deadline); this only catches a harness fault.

@@ -4,7 +4,7 @@
 // answers come from suites/harness (preflight, canary); this file only runs them and says what
 // they mean for the checks still to come.
 import type { Report } from "../reports/types.js";
-import { brokenBeforeRun, type CanaryMemory, canary, type Health } from "../suites/harness/canary.js";
+import { type CanaryMemory, canary, completedNothing, type Health } from "../suites/harness/canary.js";
 import type { Check, CheckContext, Finding } from "../suites/harness/check.js";
 import { Connection } from "../suites/harness/connection.js";
 import { type Blocked, preflight, servesConcurrently } from "../suites/harness/preflight.js";
@@ -82,8 +82,8 @@ export const isDiagnosis = (id: string): boolean => id.startsWith("preflight/") 
  * Does the bridge still answer and complete commands (before the first check: does it at all)?
  * After a check, one this tool owns is restarted; at an endpoint, a bridge that no longer
  * answers stops the run, and one that no longer completes commands makes the checks that need
- * completions inconclusive. Before the first check, a bridge that completes nothing fails
- * command completion there (brokenBeforeRun), and it is named as broken before the run.
+ * completions inconclusive. Before the first check, a bridge that completes nothing fails the
+ * canary's rule on completion (completedNothing), and it is named as broken before the run.
  */
 export async function diagnose(after: string, o: AttemptContext, memory: CanaryMemory): Promise<Diagnosis> {
   const probed = await probe("canary", o, (ctx) => canary(ctx, memory));
@@ -94,10 +94,8 @@ export async function diagnose(after: string, o: AttemptContext, memory: CanaryM
   if (after === PREFLIGHT && health.replies && health.completions) await o.target.restart?.();
   if (health.replies && health.completions) return { findings };
   if (after === PREFLIGHT) {
-    return {
-      findings: [...findings, brokenBeforeRun(health.detail)],
-      stopped: { duty: "completions", after, detail: health.detail },
-    };
+    const broken = completedNothing(health.detail);
+    return { findings: [...findings, broken], stopped: { duty: "completions", after, detail: health.detail } };
   }
   if (o.target.restart) {
     await o.target.restart({ force: true });

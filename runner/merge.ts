@@ -2,7 +2,6 @@ import { worst } from "../protocol/verdict.js";
 import type { Report, RuleReport } from "../reports/types.js";
 import { summarize } from "./aggregate.js";
 import { mergeStateCoverage } from "./coverage.js";
-import { SHARD_REASON } from "./run.js";
 
 /**
  * Why these reports cannot be one: a different target, contract or tool version (file
@@ -78,8 +77,15 @@ export function mergeReports(reports: Report[]): Report {
       const { reason: _, ...rest } = rule;
       return { ...rest, verdict: checks.map((c) => c.verdict).reduce(worst), checks };
     }
-    const reason = all.map((r) => r.reason).find((x) => x && !x.startsWith(SHARD_REASON)) ?? rule.reason;
-    return { ...rule, verdict: "skip", checks: [], ...(reason ? { reason } : {}) };
+    // Where a shard ran the rule's checks, its reason (not "checked in another shard") is the merged run's.
+    const { reason, reasonKind } = all.find((r) => r.reason && r.reasonKind !== "other-shard") ?? rule;
+    return {
+      ...rule,
+      verdict: "skip",
+      checks: [],
+      ...(reason ? { reason } : {}),
+      ...(reasonKind ? { reasonKind } : {}),
+    };
   });
   const started = Math.min(...reports.map((r) => Date.parse(r.startedAt)));
   const ended = Math.max(...reports.map((r) => Date.parse(r.startedAt) + r.durationMs));

@@ -4,8 +4,8 @@ import { closeSync, existsSync, openSync, rmdirSync, statSync, unlinkSync } from
 import { dirname, join, resolve } from "node:path";
 import { FORMATS } from "../reports/index.js";
 import { makeDirectory } from "../reports/output.js";
-import type { OptionValues } from "./options.js";
-import { UsageError } from "./options.js";
+import type { OptionValues } from "./cli/options/table.js";
+import { UsageError } from "./cli/options/value.js";
 
 type Values = Partial<OptionValues>;
 

@@ -8,7 +8,8 @@ import type { CheckReport, Report, Reporter } from "../reports/types.js";
 import type { Check, Finding } from "../suites/harness/check.js";
 import { formatHostPort } from "../suites/harness/connection.js";
 import { type Case, checkSeed } from "./attempt.js";
-import { OPTIONS, type OptionValues, UsageError } from "./options.js";
+import { OPTIONS, type OptionValues } from "./cli/options/table.js";
+import { UsageError } from "./cli/options/value.js";
 
 export type { CaseMode } from "./run/config.js";
 

@@ -5,12 +5,12 @@ import { fanOut } from "../reports/index.js";
 import type { Report } from "../reports/types.js";
 import type { Check } from "../suites/harness/check.js";
 import { redactor } from "../suites/harness/redact.js";
-import { aggregate, summarize, UNCOVERED } from "./aggregate.js";
+import { aggregate, type SkipReason, summarize, UNCOVERED } from "./aggregate.js";
 import type { AttemptContext } from "./attempt.js";
 import { baselineSection } from "./baseline.js";
 import { fuzzUntil } from "./fuzz.js";
-import { rootCauses } from "./root-causes.js";
 import { preflightProblem, probeConcurrency } from "./health.js";
+import { rootCauses } from "./root-causes.js";
 import type { RunConfig } from "./run/config.js";
 import { execute } from "./run/execute.js";
 import { type Plan, plan, SHARD_REASON } from "./run/plan.js";
@@ -44,7 +44,7 @@ export async function runOutcome(config: RunConfig): Promise<RunOutcome> {
   const planned = plan(config, attempt?.concurrentConnections);
   if (!attempt || (state.blocked && state.blocked.stillRun.length === 0)) {
     // One root cause, said once: no check can reach a verdict, so none is run or listed.
-    const finding = { verdict: "error" as const, message: state.blocked!.problem };
+    const finding = { verdict: "error" as const, message: state.blocked!.problem, reasonKind: "blocked" as const };
     for (const check of planned.chosen) recordUnjudged(config, state, redact, check, finding);
   } else {
     const running: Run = { config, plan: planned, state, attempt, log, redact };
@@ -120,13 +120,17 @@ function toReport(config: RunConfig, planned: Plan, state: RunState, started: nu
   return report;
 }
 
-function skipReason(id: RuleId, o: RunConfig, runnable: readonly Check[]): string {
+function skipReason(id: RuleId, o: RunConfig, runnable: readonly Check[]): ReturnType<SkipReason> {
   const rule = o.contract.rule(id);
-  if (rule.observed === "wire" && !runnable.some((c) => c.rules.includes(id))) return UNCOVERED;
-  if (!o.selected(id)) return NOT_SELECTED;
+  if (rule.observed === "wire" && !runnable.some((c) => c.rules.includes(id)))
+    return { kind: "uncovered", text: UNCOVERED };
+  if (!o.selected(id)) return { kind: "not-chosen", text: NOT_SELECTED };
   if (o.onlyChecks)
-    return o.caseMode === "replay" ? "not part of this replay" : "not covered by the chosen checks (--check)";
-  if (rule.observed !== "wire") return rule.reason ?? `observed ${rule.observed}`;
-  if (o.shard) return `${SHARD_REASON} (--shard ${o.shard.index}/${o.shard.count})`;
-  return "not run";
+    return {
+      kind: "not-chosen",
+      text: o.caseMode === "replay" ? "not part of this replay" : "not covered by the chosen checks (--check)",
+    };
+  if (rule.observed !== "wire") return { kind: "not-observable", text: rule.reason ?? `observed ${rule.observed}` };
+  if (o.shard) return { kind: "other-shard", text: `${SHARD_REASON} (--shard ${o.shard.index}/${o.shard.count})` };
+  return { kind: "not-run", text: "not run" };
 }

@@ -4,7 +4,8 @@ import picomatch from "picomatch";
 import type { RuleId } from "../protocol/contract.js";
 import type { Check } from "../suites/harness/check.js";
 import { allChecks } from "../suites/index.js";
-import { suggest, UsageError } from "./options.js";
+import { suggest } from "./cli/options/suggest.js";
+import { UsageError } from "./cli/options/value.js";
 
 /** The checks named by --check, or a UsageError naming the first that does not exist. */
 export function namedChecks(ids: readonly string[], checks: readonly Check[] = allChecks): Check[] {

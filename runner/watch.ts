@@ -4,7 +4,7 @@ import { type FSWatcher, statSync, watch as watchFiles } from "node:fs";
 import { relative, resolve, sep } from "node:path";
 import type { RuleId } from "../protocol/contract.js";
 import type { Report } from "../reports/types.js";
-import { UsageError } from "./options.js";
+import { UsageError } from "./cli/options/value.js";
 
 /** Quiet time after the last change before a run starts: an editor's save is several events. */
 const SETTLE_MS = 150;

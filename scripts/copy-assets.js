@@ -11,6 +11,10 @@ for (const file of [
   "runner/check-costs.json",
   "bridges/python/bridge.py",
   "runner/reproducer.py",
+  "runner/reproducer_wire.py",
+  "runner/reproducer_ledger.py",
+  "runner/reproducer_events.py",
+  "runner/reproducer_oracles.py",
 ]) {
   copyFileSync(file, `dist/${file}`);
 }

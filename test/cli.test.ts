@@ -6,7 +6,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { mutants } from "../bridges/mutants/index.js";
 import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { contract } from "../protocol/contract.js";
-import { EXIT_CODES, OPTIONS, REPRODUCER_EXIT, usage } from "../runner/options.js";
+import { EXIT_CODES, REPRODUCER_EXIT } from "../runner/cli/options/exit-codes.js";
+import { usage } from "../runner/cli/options/help.js";
+import { OPTIONS } from "../runner/cli/options/table.js";
 import { cli, readReport, TEST_TOKEN } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-cli-"));

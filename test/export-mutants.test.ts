@@ -6,8 +6,8 @@ import { expect, it } from "vitest";
 import { type Mutant, mutants } from "../bridges/mutants/index.js";
 import { type BridgeOptions, ReferenceBridge } from "../bridges/reference/bridge.js";
 import { contract } from "../protocol/contract.js";
+import { checksReplayedOnly, checksWithoutOracle } from "../runner/cli/options/no-oracle.js";
 import { exportReproducers } from "../runner/export.js";
-import { checksReplayedOnly, checksWithoutOracle } from "../runner/options.js";
 import { allChecks } from "../suites/index.js";
 import { runSuite, TEST_TOKEN } from "./helpers.js";
 

@@ -7,8 +7,8 @@ import { mutants } from "../bridges/mutants/index.js";
 import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { contract } from "../protocol/contract.js";
 import type { CheckReport, Report } from "../reports/types.js";
+import { checksReplayedOnly, checksWithoutOracle } from "../runner/cli/options/no-oracle.js";
 import { exportReproducers, planOf, reproducerName, scriptOf } from "../runner/export.js";
-import { checksReplayedOnly, checksWithoutOracle } from "../runner/options.js";
 import { REDACTED } from "../suites/harness/redact.js";
 import { cli, readReport, TEST_TOKEN } from "./helpers.js";
 

@@ -5,7 +5,7 @@ import { describe, expect, it, vi } from "vitest";
 import { mutants } from "../bridges/mutants/index.js";
 import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { contract } from "../protocol/contract.js";
-import { configJsonSchema } from "../runner/options.js";
+import { configJsonSchema } from "../runner/cli/options/schema.js";
 import { cli, readReport } from "./helpers.js";
 
 // Every outgoing connection of the tool goes through net.connect: record them, so a test can

@@ -15,7 +15,7 @@ import { renderHtml } from "../reports/html.js";
 import { renderJunit } from "../reports/junit.js";
 import { renderMarkdown } from "../reports/markdown.js";
 import { cleanMessage } from "../reports/output.js";
-import type { CheckReport, Report, RuleReport, Verdict } from "../reports/types.js";
+import type { CheckReport, ReasonKind, Report, RuleReport, Verdict } from "../reports/types.js";
 import { allChecks } from "../suites/index.js";
 import { cli, readReport, runSuite, TEST_TOKEN } from "./helpers.js";
 
@@ -375,7 +375,13 @@ const internals = [
   "",
   "Hint: Enable verbose mode in order to have the list of all failing values encountered during the run",
 ].join("\n");
-const ruleOf = (id: string, verdict: Verdict, checks: CheckReport[], reason?: string): RuleReport => ({
+const ruleOf = (
+  id: string,
+  verdict: Verdict,
+  checks: CheckReport[],
+  reason?: string,
+  reasonKind?: ReasonKind,
+): RuleReport => ({
   id: `${P}.${id}`,
   title: id,
   verdict,
@@ -384,6 +390,7 @@ const ruleOf = (id: string, verdict: Verdict, checks: CheckReport[], reason?: st
   observed: "wire",
   requirement: `the requirement of ${id}`,
   ...(reason ? { reason } : {}),
+  ...(reasonKind ? { reasonKind } : {}),
   checks,
 });
 function fixture(overrides: Partial<Report> = {}): Report {
@@ -412,8 +419,8 @@ function fixture(overrides: Partial<Report> = {}): Report {
         durationMs: 200,
       },
     ]),
-    ruleOf("method.events", "skip", [], "not selected (--rules / --skip)"),
-    ruleOf("security.plaintext", "skip", [], "observed none: a deployment decision"),
+    ruleOf("method.events", "skip", [], "not selected (--rules / --skip)", "not-chosen"),
+    ruleOf("security.plaintext", "skip", [], "observed none: a deployment decision", "not-observable"),
     ruleOf("method.observe", "pass", [
       { id: "method.observe/sequence", verdict: "pass", message: "12 generated cases passed.", durationMs: 100 },
     ]),

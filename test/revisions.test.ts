@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { CONTRACT_PATH, contract, loadContract } from "../protocol/contract.js";
-import { ruleSelector } from "../runner/conformance.js";
+import { ruleSelector } from "../runner/cli/rules.js";
 import { run } from "../runner/run.js";
 import { embeddedTarget } from "../runner/targets.js";
 import { type Check, pass, resultOf, rpc } from "../suites/harness/check.js";

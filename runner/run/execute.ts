@@ -106,9 +106,13 @@ function notRunNow(run: Run, check: Check): Finding | undefined {
     };
   }
   if (state.stop && !state.blocked?.stillRun.includes(check.id))
-    return { verdict: state.stop.interrupted ? "skip" : "error", message: state.stop.problem };
+    return {
+      verdict: state.stop.interrupted ? "skip" : "error",
+      message: state.stop.problem,
+      reasonKind: state.stop.interrupted ? "not-run" : state.stop === state.blocked ? "blocked" : "inconclusive",
+    };
   if (state.stopped && check.needs?.includes(state.stopped.duty as "completions"))
-    return { verdict: "error", message: inconclusive(state.stopped) };
+    return { verdict: "error", message: inconclusive(state.stopped), reasonKind: "inconclusive" };
   return undefined;
 }
 

@@ -6,8 +6,9 @@ import type { Report } from "../../reports/types.js";
 import { formatHostPort } from "../../suites/harness/connection.js";
 import { redactor, STRONG_TOKEN_LENGTH } from "../../suites/harness/redact.js";
 import type { Case } from "../attempt.js";
+import { OPTIONS, type OptionValues, PROFILES, type Profile } from "../cli/options/table.js";
+import { UsageError } from "../cli/options/value.js";
 import { corpusCases, loadCorpus } from "../corpus.js";
-import { OPTIONS, type OptionValues, PROFILES, type Profile, UsageError } from "../options.js";
 import { failingCases } from "../replay.js";
 import {
   type BridgeFactory,

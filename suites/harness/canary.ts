@@ -28,8 +28,8 @@ export interface CanaryMemory {
   goodType?: string;
 }
 
-/** A bridge that completed no command before the first check: broken before the run began, on its own rule. */
-export const brokenBeforeRun = (detail: string): Finding => ({
+/** Before the first check, the bridge completed no command: broken before the run began, on the rule of completion. */
+export const completedNothing = (detail: string): Finding => ({
   verdict: "fail",
   message: `No command completed before the first check: ${detail}. The bridge was broken before this run began.`,
   expected: "an accepted command completes with one command_completed event",

@@ -1,6 +1,6 @@
 import type fc from "fast-check";
 import { type Contract, type RuleId, contract as shipped } from "../../protocol/contract.js";
-import type { Oracle, ReplayedCase, RootCause, TranscriptEntry, Verdict } from "../../protocol/verdict.js";
+import type { Oracle, ReasonKind, ReplayedCase, RootCause, TranscriptEntry, Verdict } from "../../protocol/verdict.js";
 import type { CellsReached } from "./cells.js";
 import type { Connection, ReadResult } from "./connection.js";
 
@@ -10,6 +10,8 @@ export type { Verdict };
 export interface Finding {
   verdict: Verdict;
   message: string;
+  /** Skipped or not judged: what kind of reason the message gives (reporters sort by it, never by the words). */
+  reasonKind?: ReasonKind;
   expected?: string;
   actual?: string;
   /** The rules this finding is about, where narrower than the check's own (or another's, e.g. a malformed response). */
@@ -346,7 +348,8 @@ export function findingOf(err: unknown): Finding {
 }
 
 export const pass = (message: string): Finding => ({ verdict: "pass", message });
-export const skip = (message: string): Finding => ({ verdict: "skip", message });
+/** The check could not bring the bridge to the state it judges: no verdict either way. */
+export const skip = (message: string): Finding => ({ verdict: "skip", message, reasonKind: "out-of-reach" });
 export const fail = (message: string, expected: string, actual: string, rules?: RuleId[]): Finding => ({
   verdict: "fail",
   message,

@@ -9,6 +9,12 @@ import { strictUtf8 } from "./connection.js";
  * Judges one response line against the framing and envelope rules. Every reply
  * passes through here, so a malformed response fails its rule whatever the check was about.
  */
+/** The errors of a request the bridge could not read (parse error, invalid request): null is the right id. */
+export const unreadableCodes = (contract: Contract) => ({
+  parse: contract.codes["error.parse"],
+  invalidRequest: contract.codes["error.invalid-request"],
+});
+
 export interface IdExpectation {
   /** Also accept id null. */
   orNullId?: boolean;
@@ -95,12 +101,9 @@ export function judgeText(text: string, expectedId: unknown, contract: Contract,
     }
   }
   // A request the bridge could not read (parse error, invalid request) has no id to echo: null is right.
+  const codes = unreadableCodes(contract);
   const unreadable =
-    hasError &&
-    r.id === null &&
-    [contract.codes["error.parse"], contract.codes["error.invalid-request"]].includes(
-      (r.error as { code: number }).code,
-    );
+    hasError && r.id === null && [codes.parse, codes.invalidRequest].includes((r.error as { code: number }).code);
   const echoed = Object.is(r.id, expectedId) || isDeepStrictEqual(r.id, expectedId); // the same value is the common case
   if (!expect.anyId && !echoed && !(expect.orNullId && r.id === null) && !unreadable) {
     throw envelope(

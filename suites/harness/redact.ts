@@ -5,6 +5,8 @@
 // word), so a token such as "t" does not shred every letter t of ordinary text.
 
 export const REDACTED = "«redacted»";
+/** What a report shows in place of a near miss of the token (the oracle's nearMisses describe each, in order). */
+export const NEAR_MISS_SHOWN = "«near miss of the token»";
 
 /** Tokens shorter than this are weak, and are matched only as whole words. */
 export const STRONG_TOKEN_LENGTH = 8;

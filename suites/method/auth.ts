@@ -17,7 +17,7 @@ import {
 import type { Connection } from "../harness/connection.js";
 import { judgedBy, NO_TOKEN } from "../harness/expect.js";
 import { plainRejection } from "../harness/plain.js";
-import { REDACTED } from "../harness/redact.js";
+import { NEAR_MISS_SHOWN, REDACTED } from "../harness/redact.js";
 
 export const authWrongThenRight: Check = {
   id: "method.auth/wrong-then-right",
@@ -229,7 +229,6 @@ async function judgeNearMiss(
 
 /** Shortest near miss worth hiding where it comes back: shorter ones give little away and would shred ordinary text. */
 const HIDDEN_MIN_LENGTH = 4;
-export const NEAR_MISS_SHOWN = "«near miss of the token»";
 
 /**
  * The harness redacts the token itself, not what is derived from it (a prefix, another case): a
