@@ -55,4 +55,13 @@ describe("the deep session's behaviour, pinned", () => {
     if (record) writeFileSync(FILE, `${JSON.stringify(seen, null, 2)}\n`);
     else expect(got).toEqual(baseline[name]);
   });
+
+  it("a generated sequence on utf8-decoded-per-read-buffer shrinks and replays as it did", async () => {
+    const m = mutants.find((x) => x.name === "utf8-decoded-per-read-buffer")!;
+    const cases = new Map([[DEEP, { seed: 42, replayPath: "-~" }]]);
+    const got = pinned(await runSuite((token) => m.create({ token, ...FAST }), { ...UNHURRIED, cases }));
+    seen.generated = got;
+    if (record) writeFileSync(FILE, `${JSON.stringify(seen, null, 2)}\n`);
+    else expect(got).toEqual(baseline.generated);
+  });
 });
