@@ -34,7 +34,8 @@ function pinned(report: Report) {
   const { verdict, message, counterexample, replayPath, seed, path } = check;
   return {
     verdict,
-    message,
+    // How many sequences a pass ran hangs on when its last cell was reached, and the queue's cells on the game loop.
+    message: message.replace(/^\d+ sequences in \d+ phase\(s\)/, "N sequences in P phase(s)"),
     counterexample,
     replayPath,
     seed,

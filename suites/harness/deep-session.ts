@@ -18,6 +18,7 @@ import {
   violation,
 } from "./check.js";
 import type { Connection } from "./connection.js";
+import type { LoopAllowance } from "./deep/pace.js";
 import { Backoff, type Completion, collectCompletions, type EventsResult, judgeEvents, readEvents } from "./events.js";
 import { judgeCompletion } from "./lifecycle.js";
 
@@ -91,6 +92,7 @@ export class DeepSession {
     private readonly life: Life,
     private readonly types: readonly string[],
     private readonly two: boolean,
+    private readonly pace: LoopAllowance,
   ) {}
 
   /** Opens the session's connections (authorized) and reads where the bridge stands. */
@@ -100,8 +102,9 @@ export class DeepSession {
     life: Life,
     types: readonly string[],
     two: boolean,
+    pace: LoopAllowance,
   ): Promise<DeepSession> {
-    const s = new DeepSession(ctx, cov, life, types, two);
+    const s = new DeepSession(ctx, cov, life, types, two, pace);
     await s.openSlot(0, true);
     if (two) await s.openSlot(1, true);
     const status = await s.status(0);
@@ -292,6 +295,7 @@ export class DeepSession {
     );
     this.commandSeq = seq as number;
     this.accepted.set(seq as number, command);
+    this.pace.spent++;
     this.noteActed(command);
     return "accepted";
   }
@@ -310,6 +314,11 @@ export class DeepSession {
     const limits = this.limits;
     if (!limits || this.slots[slot]!.auth !== true) return;
     const max = limits.maxQueuedCommands;
+    // Filled, freed and filled again: a queue's worth of turns and a few more.
+    if (!this.pace.affords(max + 8, "fill-queue")) {
+      this.cov.cannot(["queue.full", "queue.after-rejection", "queue.refilled"], this.pace.reason(max + 8));
+      return;
+    }
     let full = false;
     for (let i = 0; i < max * 4 + 16 && !full; i++) {
       const outcome = await this.act(slot, { type: FILL_TYPE });
@@ -485,6 +494,10 @@ export class DeepSession {
     const status = await this.status(slot);
     if (!status) return;
     let need = status.maxEvents - status.events + extra;
+    if (!this.pace.affords(need, "fill-history")) {
+      this.cov.cannot(["history.exactly-max", "history.evicting", "cursor.before-oldest"], this.pace.reason(need));
+      return;
+    }
     const batchMax = Math.max(1, Math.min(status.maxQueuedCommands, status.maxEvents));
     while (need > 0) {
       const batch = new Set<number>();
@@ -691,6 +704,7 @@ export class DeepSession {
       "commandSeq increasing",
       shown,
     );
+    this.pace.spent += seqs.length;
     for (const seq of seqs) {
       this.accepted.set(seq, { type });
       this.commandSeq = Math.max(this.commandSeq, seq);

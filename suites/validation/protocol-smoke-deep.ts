@@ -3,6 +3,7 @@ import { type Step, sessionStep } from "../../generators/sessionStep.js";
 import { CELLS, Coverage, FAMILIES, type Family } from "../harness/cells.js";
 import { type Check, type CheckContext, Fault, type Finding, fail, pass, resultOf, rpc } from "../harness/check.js";
 import { classesFirst } from "../harness/classes.js";
+import { LoopAllowance } from "../harness/deep/pace.js";
 import { DeepSession, describeStep, type Life, newLife } from "../harness/deep-session.js";
 import { tour } from "../harness/deep-tour.js";
 import { NO_TOKEN } from "../harness/expect.js";
@@ -111,6 +112,8 @@ export const deepStates: Check = {
     "reply judged against the contract and the model, and every accepted command followed to its completion.",
   note: "a session of any history behaves as the contract says; the state cells it reached are reported",
   async run(ctx) {
+    // Measured before anything here waits on the game loop: what the check's time allows at the run's pace.
+    const pace = LoopAllowance.of(ctx);
     const cov = new Coverage();
     const two = ctx.concurrentConnections === true;
     if (!two)
@@ -123,13 +126,18 @@ export const deepStates: Check = {
     const types = await advertisedTypes(ctx, conn);
     // A history of maxEvents at this bridge's pace: what one costly step costs.
     const maxEvents = resultOf(await ctx.call(conn, rpc("status", {}, "deep-limits")))?.maxEvents;
-    const pace = ctx.ledger?.meanStepMs;
-    const fullHistoryMs = Number.isSafeInteger(maxEvents) && pace !== undefined ? pace * (maxEvents as number) : 0;
+    const fullHistoryMs =
+      Number.isSafeInteger(maxEvents) && pace.paceMs !== undefined ? pace.paceMs * (maxEvents as number) : 0;
     if (!types.length)
       cov.cannot(["command.every-advertised-type"], "the bridge advertises no command types (availableActions)");
-    const finding = await explore(ctx, cov, types, two, fullHistoryMs);
-    // Without a token nothing of authorization was judged: a pass claims only the rest.
-    const judged = ctx.tokenConfigured ? {} : { rules: deepStates.rules.filter((r) => !AUTH_RULES.includes(r)) };
+    const finding = await explore(ctx, cov, types, two, fullHistoryMs, pace);
+    // Without a token nothing of authorization was judged, and with every fill of the queue left out for want of
+    // time, nothing of a full queue: a pass claims only the rest.
+    const unjudged = [
+      ...(ctx.tokenConfigured ? [] : AUTH_RULES),
+      ...(pace.leftOut.has("fill-queue") && !cov.has("queue.after-rejection") ? ["error.queue-full"] : []),
+    ];
+    const judged = unjudged.length ? { rules: deepStates.rules.filter((r) => !unjudged.includes(r)) } : {};
     return { ...(finding.verdict === "pass" ? judged : {}), ...finding, cells: cov.toJSON() };
   },
 };
@@ -140,6 +148,7 @@ async function explore(
   types: string[],
   two: boolean,
   fullHistoryMs: number,
+  pace: LoopAllowance,
 ): Promise<Finding> {
   // Advertised types acted on, over every case: the one cell no single case needs to reach alone.
   const typesActed = new Set<string>();
@@ -154,6 +163,7 @@ async function explore(
   let failing = false;
   let ran = 0;
   let beyond = 0;
+  let cutShort = 0;
   // The seed sequences are the check's classes: one per family, run in every profile before any generated
   // case, and not bound by the budget (as classes first are everywhere), so quick finds what standard finds.
   const seeds = tour(types, two).map((steps) => steps.map((s) => new StepCommand(s)));
@@ -162,7 +172,7 @@ async function explore(
   const session = async (commands: Iterable<fc.AsyncCommand<object, DeepSession>>, fresh: boolean) => {
     try {
       if (fresh && (await ctx.fresh())) life = newLife(typesActed);
-      const session = await DeepSession.open(ctx, cov, life, types, two);
+      const session = await DeepSession.open(ctx, cov, life, types, two, pace);
       await fc.asyncModelRun(() => ({ model: {}, real: session }), commands);
       const broken = await session.finish();
       if (broken) {
@@ -177,6 +187,7 @@ async function explore(
         return fail(err.message, expected, actual, ["validation.protocol-smoke", ...(rule ? [rule] : [])]);
       }
       if (err instanceof Fault && (err.kind === "unserved" || err.kind === "target-lost")) failing = true;
+      if (err instanceof Fault && err.kind === "deadline") cutShort++;
       throw err;
     }
     return pass("the session matched the model");
@@ -263,7 +274,9 @@ async function explore(
   const open = cov.open();
   return pass(
     `${ran} sequences in ${plans.length} phase(s) matched the model${beyond ? ` (${beyond} more past the time budget not run)` : ""}; ` +
-      `${cov.reached.size} of ${CELLS.length} state cells reached${open.length ? `, not: ${open.map((c) => c.id).join(", ")}` : ""}.`,
+      `${cov.reached.size} of ${CELLS.length} state cells reached${open.length ? `, not: ${open.map((c) => c.id).join(", ")}` : ""}.` +
+      (cutShort ? ` ${cutShort} more cut short by the check's deadline, not judged.` : "") +
+      pace.note(),
   );
 }
 
