@@ -147,6 +147,24 @@ describe("validation.protocol-smoke/deep-states", () => {
     expect(stateCoverageLine(report)).toMatch(new RegExp(`^state coverage: ${coverage.reached}/${CELLS.length} cells`));
   });
 
+  it("at a game loop of one command per 150 ms, leaves out the steps its time does not allow, says so, and passes", async () => {
+    // The bridge's own limits (a history of 512 events: over a minute at this pace), as a user's bridge would have.
+    const report = await runSuite((token) => new ReferenceBridge({ token, drainIntervalMs: 150 }), {
+      checks: deep,
+      profile: "standard",
+    });
+    const check = only(report);
+    expect(check.verdict, check.message).toBe("pass");
+    expect(check.message).toMatch(
+      /At this bridge's pace \(\d+ ms a command\) these steps were left out: fill-history ×\d/,
+    );
+    const full = report.stateCoverage!.cells.find((c) => c.id === "history.exactly-max")!;
+    expect(full.unreachable).toMatch(/^\d+ commands would take about \d+ s at this bridge's pace/);
+    // Every rule it judges passes (those without a token's rules: none left unjudged).
+    const touched = report.rules.filter((r) => r.checks.some((c) => c.id === DEEP));
+    expect(touched.map((r) => `${r.id}: ${r.verdict}`).filter((r) => !r.endsWith(": pass"))).toEqual([]);
+  });
+
   it("leaves the races out, with the reason, where the bridge serves one connection at a time", async () => {
     const report = await runSuite((token) => new ReferenceBridge({ token, singleConnection: true, ...FAST }), {
       checks: deep,

@@ -235,6 +235,8 @@ export interface CheckContext {
   runs: number;
   /** Time a slow check (e.g. filling the event history) may spend before it skips with the reason. */
   timeBudgetMs: number;
+  /** When the check's time runs out (Date.now() scale; absent outside a run). */
+  readonly deadline?: number;
   /**
    * Replaying one stateful case: the replayPath a check passes to fc.commands, so the same
    * commands run again (undefined otherwise).

@@ -82,6 +82,7 @@ export class Harness implements CheckContext {
   readonly timeoutMs: number;
   readonly runs: number;
   readonly timeBudgetMs: number;
+  readonly deadline: number;
   readonly tokenConfigured: boolean;
   readonly replayPath?: string;
   readonly concurrentConnections?: boolean;
@@ -106,6 +107,7 @@ export class Harness implements CheckContext {
     this.timeoutMs = options.timeoutMs;
     this.runs = options.runs;
     this.timeBudgetMs = options.timeBudgetMs;
+    this.deadline = options.deadline;
     this.tokenConfigured = Boolean(options.token);
     this.replayPath = options.replayPath;
     this.concurrentConnections = options.concurrentConnections;

@@ -1,10 +1,11 @@
 import fc from "fast-check";
-import { type Step, sessionStep } from "../../generators/sessionStep.js";
+import { sessionStep } from "../../generators/sessionStep.js";
 import { CELLS, Coverage, FAMILIES, type Family } from "../harness/cells.js";
-import { type Check, type CheckContext, Fault, type Finding, fail, pass, resultOf, rpc } from "../harness/check.js";
+import { type Check, type CheckContext, type Finding, pass, resultOf, rpc } from "../harness/check.js";
 import { classesFirst } from "../harness/classes.js";
-import { DeepSession, describeStep, type Life, newLife } from "../harness/deep-session.js";
-import { tour } from "../harness/deep-tour.js";
+import { LoopAllowance } from "../harness/deep/pace.js";
+import { Sequences } from "../harness/deep/sequences.js";
+import { commandOf } from "../harness/deep/steps/index.js";
 import { NO_TOKEN } from "../harness/expect.js";
 import { advertisedTypes } from "../harness/lifecycle.js";
 
@@ -23,14 +24,6 @@ const ONE_CONNECTION =
 const MAX_STEPS = 24;
 /** Phases after the first, each aimed at the families with cells not reached yet. */
 const AIMED_PHASES = 3;
-
-/** A step as a fast-check command: the model lives in the session, so every step may run. */
-class StepCommand implements fc.AsyncCommand<object, DeepSession> {
-  constructor(readonly step: Step) {}
-  check = () => true;
-  run = (_model: object, session: DeepSession) => session.step(this.step);
-  toString = () => describeStep(this.step);
-}
 
 /**
  * What a phase draws: the families it aims at, and whether costly steps (a history of maxEvents, dozens of
@@ -111,6 +104,8 @@ export const deepStates: Check = {
     "reply judged against the contract and the model, and every accepted command followed to its completion.",
   note: "a session of any history behaves as the contract says; the state cells it reached are reported",
   async run(ctx) {
+    // Measured before anything here waits on the game loop: what the check's time allows at the run's pace.
+    const pace = LoopAllowance.of(ctx);
     const cov = new Coverage();
     const two = ctx.concurrentConnections === true;
     if (!two)
@@ -123,13 +118,18 @@ export const deepStates: Check = {
     const types = await advertisedTypes(ctx, conn);
     // A history of maxEvents at this bridge's pace: what one costly step costs.
     const maxEvents = resultOf(await ctx.call(conn, rpc("status", {}, "deep-limits")))?.maxEvents;
-    const pace = ctx.ledger?.meanStepMs;
-    const fullHistoryMs = Number.isSafeInteger(maxEvents) && pace !== undefined ? pace * (maxEvents as number) : 0;
+    const fullHistoryMs =
+      Number.isSafeInteger(maxEvents) && pace.paceMs !== undefined ? pace.paceMs * (maxEvents as number) : 0;
     if (!types.length)
       cov.cannot(["command.every-advertised-type"], "the bridge advertises no command types (availableActions)");
-    const finding = await explore(ctx, cov, types, two, fullHistoryMs);
-    // Without a token nothing of authorization was judged: a pass claims only the rest.
-    const judged = ctx.tokenConfigured ? {} : { rules: deepStates.rules.filter((r) => !AUTH_RULES.includes(r)) };
+    const finding = await explore(ctx, cov, types, two, fullHistoryMs, pace);
+    // Without a token nothing of authorization was judged, and with every fill of the queue left out for want of
+    // time, nothing of a full queue: a pass claims only the rest.
+    const unjudged = [
+      ...(ctx.tokenConfigured ? [] : AUTH_RULES),
+      ...(pace.leftOut.has("fill-queue") && !cov.has("queue.after-rejection") ? ["error.queue-full"] : []),
+    ];
+    const judged = unjudged.length ? { rules: deepStates.rules.filter((r) => !unjudged.includes(r)) } : {};
     return { ...(finding.verdict === "pass" ? judged : {}), ...finding, cells: cov.toJSON() };
   },
 };
@@ -140,94 +140,25 @@ async function explore(
   types: string[],
   two: boolean,
   fullHistoryMs: number,
+  pace: LoopAllowance,
 ): Promise<Finding> {
-  // Advertised types acted on, over every case: the one cell no single case needs to reach alone.
-  const typesActed = new Set<string>();
-  let life: Life = newLife(typesActed);
   // The time the generated cases may take before the rest are let go (a slow game loop makes every case slow),
   // a second in the standard profile besides the seed sequences, so a shard holding this check still ends beside
-  // the others: the first
-  // phase may take two parts of it, each aimed phase one more, and no aimed phase after the first starts past it.
+  // the others: the first phase may take two parts of it, each aimed phase one more, and no aimed phase after the
+  // first starts past it.
   const budget = Math.max(250, ctx.timeBudgetMs / 20);
   const started = Date.now();
-  let budgetEnd = 0;
-  let failing = false;
-  let ran = 0;
-  let beyond = 0;
-  // The seed sequences are the check's classes: one per family, run in every profile before any generated
-  // case, and not bound by the budget (as classes first are everywhere), so quick finds what standard finds.
-  const seeds = tour(types, two).map((steps) => steps.map((s) => new StepCommand(s)));
-  const late = (commands: unknown) => !seeds.includes(commands as StepCommand[]) && Date.now() > budgetEnd;
-  /** One session of the commands, from a fresh bridge where this tool owns it (at an endpoint, as it is). */
-  const session = async (commands: Iterable<fc.AsyncCommand<object, DeepSession>>, fresh: boolean) => {
-    try {
-      if (fresh && (await ctx.fresh())) life = newLife(typesActed);
-      const session = await DeepSession.open(ctx, cov, life, types, two);
-      await fc.asyncModelRun(() => ({ model: {}, real: session }), commands);
-      const broken = await session.finish();
-      if (broken) {
-        failing = true;
-        return { ...broken, rules: ["validation.protocol-smoke", ...(broken.rules ?? [])] };
-      }
-    } catch (err) {
-      // A session that goes wrong fails the smoke rule as well as the rule it broke.
-      if (err instanceof Fault && err.kind === "violation") {
-        failing = true;
-        const { rule, expected = "", actual = "" } = err.detail;
-        return fail(err.message, expected, actual, ["validation.protocol-smoke", ...(rule ? [rule] : [])]);
-      }
-      if (err instanceof Fault && (err.kind === "unserved" || err.kind === "target-lost")) failing = true;
-      throw err;
-    }
-    return pass("the session matched the model");
-  };
-  const judge = async (commands: Iterable<fc.AsyncCommand<object, DeepSession>>): Promise<Finding> => {
-    if (!failing && late(commands)) {
-      beyond++;
-      return pass("not run: past the time budget");
-    }
-    ran++;
-    // Every generated case from a fresh bridge where this tool owns it, so a failing case fails alike alone: shrunk
-    // and replayed. At an endpoint, cases follow one another on the bridge as it is. So do the seed sequences here,
-    // but for one start afresh, so a slow bridge's starts are not paid once per family. The first is tried on the
-    // bridge as the checks before left it: it fills the history to maxEvents whatever it held, so a history an
-    // earlier check filled is topped up, not made again (at a game's pace a fill takes seconds). Only a pass counts
-    // there: what those checks left is theirs to answer for, so anything else is judged again from a fresh bridge,
-    // as every replay of it runs. The second starts a fresh bridge (an empty history, then one below maxEvents), and
-    // the others follow on it: what they find is theirs, judged where found, and the recheck replays it alone from
-    // a fresh bridge, which grades a fault that needs the sequences before it as seen once.
-    const at = replay || ctx.unreached !== undefined ? -1 : seeds.indexOf(commands as StepCommand[]);
-    if (at === 0 && ran === 1) {
-      let thrown: unknown;
-      const asItStands = await session(commands, false).catch((err: unknown) => void (thrown = err));
-      if (asItStands?.verdict === "pass") return asItStands;
-      // Where no bridge can be started afresh (an endpoint, or past the deadline), what was found stands.
-      if (!(await ctx.fresh())) {
-        if (asItStands) return asItStands;
-        throw thrown;
-      }
-      failing = false;
-      life = newLife(typesActed);
-      return session(commands, false);
-    }
-    if (at > 1 && !failing) {
-      const found = await session(commands, false);
-      return found.verdict === "pass"
-        ? found
-        : { ...found, message: `${found.message} (after the seed sequences before it, on the bridge they left)` };
-    }
-    return session(commands, true);
-  };
   const replay = decodeAim(ctx.replayPath);
-  const run = ({ aim, costly, tour }: Plan, runs: number) =>
+  const runs = new Sequences(ctx, cov, types, two, pace, replay !== undefined || ctx.unreached !== undefined);
+  const run = ({ aim, costly, tour }: Plan, count: number) =>
     ctx.property(
-      fc.commands([sessionStep({ types, aim, twoConnections: two, costly }).map((s) => new StepCommand(s))], {
+      fc.commands([sessionStep({ types, aim, twoConnections: two, costly }).map(commandOf)], {
         maxCommands: MAX_STEPS,
         size: "medium",
         ...(replay?.path ? { replayPath: replay.path } : {}),
       }),
-      judge,
-      { restartAfterFailure: true, ...(tour ? classesFirst(seeds, runs) : { runs }) },
+      runs.judge,
+      { restartAfterFailure: true, ...(tour ? classesFirst(runs.seeds, count) : { runs: count }) },
     );
   const plans: Plan[] = [];
   // The costly steps cost about a second at default limits (a history of 512 events): generated cases draw them
@@ -245,7 +176,7 @@ async function explore(
   for (let phase = 0; ; phase++) {
     plans.push(plan);
     // Each phase's share counts from its own start, so a phase that ran long does not starve the next.
-    budgetEnd = Date.now() + (budget * (phase === 0 ? 2 : 1)) / (AIMED_PHASES + 2);
+    runs.budgetEnd = Date.now() + (budget * (phase === 0 ? 2 : 1)) / (AIMED_PHASES + 2);
     const finding = await run(plan, phase === 0 ? ctx.runs : Math.max(6, Math.ceil(ctx.runs / 4)));
     if (finding.verdict !== "pass") {
       const replayPath = finding.replayPath ?? (finding.counterexample ? "" : undefined);
@@ -262,8 +193,10 @@ async function explore(
   }
   const open = cov.open();
   return pass(
-    `${ran} sequences in ${plans.length} phase(s) matched the model${beyond ? ` (${beyond} more past the time budget not run)` : ""}; ` +
-      `${cov.reached.size} of ${CELLS.length} state cells reached${open.length ? `, not: ${open.map((c) => c.id).join(", ")}` : ""}.`,
+    `${runs.ran} sequences in ${plans.length} phase(s) matched the model${runs.beyond ? ` (${runs.beyond} more past the time budget not run)` : ""}; ` +
+      `${cov.reached.size} of ${CELLS.length} state cells reached${open.length ? `, not: ${open.map((c) => c.id).join(", ")}` : ""}.` +
+      (runs.cutShort ? ` ${runs.cutShort} more cut short by the check's deadline, not judged.` : "") +
+      pace.note(),
   );
 }
 

@@ -1,0 +1,51 @@
+// What the deep check's sequences may ask of the game loop: commands at the pace the run measured, within the
+// check's time. A step whose cost grows with the bridge's limits (a history of maxEvents, a queue filled twice) runs
+// only where what is left allows it; otherwise it is left out and says so, so a slow loop costs steps, not the verdict.
+
+import type { CheckContext } from "../check.js";
+
+/** The share of the check's time its sequences may spend waiting on the game loop; the rest is round trips and starts. */
+const LOOP_SHARE = 0.4;
+
+export class LoopAllowance {
+  /** Commands accepted so far, each a turn of the game loop to wait for. */
+  spent = 0;
+  /** Steps left out for want of time, by kind. */
+  readonly leftOut = new Map<string, number>();
+
+  /** `paceMs` undefined: the pace is not known, and nothing is left out. */
+  constructor(
+    readonly paceMs: number | undefined,
+    readonly commands: number,
+  ) {}
+
+  /** The allowance of a check: its share of the time to its deadline, in commands at the measured pace. */
+  static of(ctx: CheckContext): LoopAllowance {
+    const pace = ctx.ledger?.meanStepMs;
+    const left = (ctx.deadline ?? Date.now() + ctx.timeBudgetMs) - Date.now();
+    return new LoopAllowance(pace, pace ? Math.floor((left * LOOP_SHARE) / pace) : Number.POSITIVE_INFINITY);
+  }
+
+  /** Whether `n` more commands fit; if not, the step of `kind` is counted as left out. */
+  affords(n: number, kind: string): boolean {
+    if (this.spent + n <= this.commands) return true;
+    this.leftOut.set(kind, (this.leftOut.get(kind) ?? 0) + 1);
+    return false;
+  }
+
+  /** Why a step was left out, for the cells it would have reached. */
+  reason(n: number): string {
+    const s = Math.round((n * (this.paceMs ?? 0)) / 1000);
+    return (
+      `${n} commands would take about ${s} s at this bridge's pace (${Math.round(this.paceMs ?? 0)} ms a command), ` +
+      "more than the check's time leaves"
+    );
+  }
+
+  /** What the finding says of the steps left out ("" where none was). */
+  note(): string {
+    if (!this.leftOut.size) return "";
+    const steps = [...this.leftOut].map(([kind, n]) => `${kind} ×${n}`).join(", ");
+    return ` At this bridge's pace (${Math.round(this.paceMs ?? 0)} ms a command) these steps were left out: ${steps}.`;
+  }
+}

@@ -1,0 +1,68 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { mutants } from "../bridges/mutants/index.js";
+import { ReferenceBridge } from "../bridges/reference/bridge.js";
+import type { Report } from "../reports/types.js";
+import { allChecks } from "../suites/index.js";
+import { runSuite } from "./helpers.js";
+
+// The deep session's behaviour pinned: seeded runs of the deep check on the reference bridge and on deep mutants
+// give the verdicts, messages, cases, replay paths and cells recorded in test/fixtures/deep-baseline.json.
+// RECORD_DEEP_BASELINE=1 writes the file afresh (only where a change of behaviour is meant).
+
+const DEEP = "validation.protocol-smoke/deep-states";
+const deep = allChecks.filter((c) => c.id === DEEP);
+const FAST = { maxEvents: 40, maxQueuedCommands: 16, drainIntervalMs: 2 };
+const FILE = new URL("./fixtures/deep-baseline.json", import.meta.url);
+/** A budget no case reaches here, so how many sequences run depends on the seed alone, not on the machine. */
+const UNHURRIED = { checks: deep, timeoutMs: 1000, runs: 6, timeBudgetMs: 600_000 };
+
+const TARGETS: [string, (token: string) => ReferenceBridge][] = [
+  ["reference", (token) => new ReferenceBridge({ token, ...FAST })],
+  ...["auth-lockout-after-failures", "utf8-decoded-per-read-buffer", "connection-slot-leak", "id-retry-cache"].map(
+    (name): [string, (token: string) => ReferenceBridge] => {
+      const m = mutants.find((x) => x.name === name)!;
+      return [name, (token) => m.create({ token, ...FAST })];
+    },
+  ),
+];
+
+function pinned(report: Report) {
+  const check = report.rules
+    .find((r) => r.id.endsWith(".validation.protocol-smoke"))!
+    .checks.find((c) => c.id === DEEP)!;
+  const { verdict, message, counterexample, replayPath, seed, path } = check;
+  return {
+    verdict,
+    // How many sequences a pass ran hangs on when its last cell was reached, and the queue's cells on the game loop.
+    message: message.replace(/^\d+ sequences in \d+ phase\(s\)/, "N sequences in P phase(s)"),
+    counterexample,
+    replayPath,
+    seed,
+    path,
+    rules: report.rules.filter((r) => r.verdict !== "skip").map((r) => `${r.id}: ${r.verdict}`),
+    // The queue's occupancy is read as the game loop happens to stand: which of its cells a failing case saw varies.
+    reached: report.stateCoverage?.cells.filter((c) => c.reached && !c.id.startsWith("queue.")).map((c) => c.id),
+  };
+}
+
+describe("the deep session's behaviour, pinned", () => {
+  const record = process.env.RECORD_DEEP_BASELINE === "1";
+  const baseline = record ? {} : (JSON.parse(readFileSync(FILE, "utf8")) as Record<string, unknown>);
+  const seen: Record<string, unknown> = {};
+  it.each(TARGETS)("seed 7 on %s gives what it gave", async (name, make) => {
+    const got = pinned(await runSuite(make, { ...UNHURRIED, seed: 7 }));
+    seen[name] = got;
+    if (record) writeFileSync(FILE, `${JSON.stringify(seen, null, 2)}\n`);
+    else expect(got).toEqual(baseline[name]);
+  });
+
+  it("a generated sequence on utf8-decoded-per-read-buffer shrinks and replays as it did", async () => {
+    const m = mutants.find((x) => x.name === "utf8-decoded-per-read-buffer")!;
+    const cases = new Map([[DEEP, { seed: 42, replayPath: "-~" }]]);
+    const got = pinned(await runSuite((token) => m.create({ token, ...FAST }), { ...UNHURRIED, cases }));
+    seen.generated = got;
+    if (record) writeFileSync(FILE, `${JSON.stringify(seen, null, 2)}\n`);
+    else expect(got).toEqual(baseline.generated);
+  });
+});
