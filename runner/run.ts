@@ -106,17 +106,16 @@ export async function run(options: RunOptions): Promise<Report> {
   );
   // Every shard deals the same selection the same way.
   const dealt = wanted.filter(shardFilter(wanted, options.shard));
-  const chosen = options.target?.restart ? historyLate(dealt) : dealt;
+  const blocked: Blocked | undefined = options.target
+    ? await preflightProblem(options)
+    : { kind: "unreachable", problem: `target unreachable: ${options.unreachable ?? "unknown"}`, stillRun: [] };
+  const parallel = options.target && !blocked ? await probeConcurrency(options) : undefined;
+  const chosen = options.target?.restart ? historyLate(dealt, !!parallel && options.concurrency !== 1) : dealt;
   // Rules that failed last time go first (watch mode), in their usual order.
   if (options.first?.size) {
     const early = (c: Check) => c.rules.some((r) => options.first!.has(r));
     chosen.sort((a, b) => Number(early(b)) - Number(early(a)));
   }
-
-  const blocked: Blocked | undefined = options.target
-    ? await preflightProblem(options)
-    : { kind: "unreachable", problem: `target unreachable: ${options.unreachable ?? "unknown"}`, stillRun: [] };
-  const parallel = options.target && !blocked ? await probeConcurrency(options) : undefined;
   const stats = new WireStats();
   const ledger = new CommandLedger();
   const coverage = new RunCoverage();
@@ -356,15 +355,31 @@ function skipReason(id: RuleId, o: RunOptions, runnable: readonly Check[]): stri
  * before them is followed by a fresh bridge, so they still reach a verdict. At an endpoint every check keeps its
  * place, the history checks ahead of those that may stop the loop for good.
  */
-export function historyLate(checks: readonly Check[]): Check[] {
+export function historyLate(checks: readonly Check[], pooled = true): Check[] {
   const makers = checks.filter((c) => c.state);
   if (!makers.length) return [...checks];
   const rest = checks.filter((c) => !c.state && !c.takesOver);
+  if (!pooled) return historyLast(checks, makers, rest);
   return [
     ...rest.filter((c) => c.needs?.length),
     makers[0]!,
     ...rest.filter((c) => !c.needs?.length),
     ...makers.slice(1),
+    ...checks.filter((c) => c.takesOver && !c.state),
+  ];
+}
+
+/**
+ * historyLate for a bridge that serves one connection at a time, where nothing runs beside the fill: the checks
+ * without `needs` first (a failure among them is rechecked on fresh bridges, which would empty a history made
+ * before), then those that act, whose events count toward the history, then the history checks one after another,
+ * each taking over the history the one before left, and the checks that take it over last.
+ */
+function historyLast(checks: readonly Check[], makers: Check[], rest: Check[]): Check[] {
+  return [
+    ...rest.filter((c) => !c.needs?.length),
+    ...rest.filter((c) => c.needs?.length),
+    ...makers,
     ...checks.filter((c) => c.takesOver && !c.state),
   ];
 }
