@@ -120,6 +120,8 @@ export interface CheckReport {
    * what a claim that a failure is fixed rests on.
    */
   replayed?: ReplayedCase;
+  /** The run was interrupted (Ctrl-C) while this check ran: stopped there, with no verdict (`skip`). */
+  interrupted?: true;
 }
 
 /** A check as reporters see it. */

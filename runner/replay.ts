@@ -80,7 +80,7 @@ export async function recheck(check: Check, finding: Finding, o: RunOptions): Pr
   let ran = 0;
   let failed = 0;
   const started = Date.now();
-  for (let i = 0; i < tries; i++) {
+  for (let i = 0; i < tries && !o.signal?.aborted; i++) {
     await o.target?.restart?.();
     const again = await runCheck(check, o, exact);
     if (again.verdict === "error" || again.verdict === "skip") continue;

@@ -213,6 +213,7 @@ export async function run(options: RunOptions): Promise<Report> {
      * there only what it found before the first check, on a bridge just as fresh.
      */
     const afterFailure = async (check: Check) => {
+      if (options.signal?.aborted) return; // the report is due now: no canary, no restart
       stop = await lostTarget(check, probed);
       if (!stop && !stopped && !options.target?.fresh) await diagnosed(check.id);
     };

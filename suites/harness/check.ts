@@ -31,6 +31,8 @@ export interface Finding {
   replayed?: ReplayedCase;
   /** The state cells (suites/harness/cells.ts) the check's steps reached, whatever its verdict. */
   cells?: CellsReached;
+  /** The run was interrupted (Ctrl-C) while the check ran: it was stopped there, with no verdict (`skip`). */
+  interrupted?: true;
 }
 
 export interface Reproduced {
