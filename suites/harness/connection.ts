@@ -421,7 +421,9 @@ export class Connection {
   }
 
   private recordOversized(length: number): void {
-    this.note(`${NOTE.oversized}${this.options.maxLineBytes} bytes (${length} so far): not read further, connection closed`);
+    this.note(
+      `${NOTE.oversized}${this.options.maxLineBytes} bytes (${length} so far): not read further, connection closed`,
+    );
   }
 
   private record(dir: "send" | "recv", data: Buffer | string, lf = 0, segments?: Segments): void {
