@@ -80,6 +80,7 @@ export async function recheck(check: Check, finding: Finding, o: RunOptions): Pr
   let ran = 0;
   let failed = 0;
   const started = Date.now();
+  const restartsFrom = o.target?.restartMs ?? 0;
   for (let i = 0; i < tries && !o.signal?.aborted; i++) {
     await o.target?.restart?.();
     const again = await runCheck(check, o, exact);
@@ -87,7 +88,10 @@ export async function recheck(check: Check, finding: Finding, o: RunOptions): Pr
     ran++;
     if (again.verdict === "fail") failed++;
   }
-  if (o.stats) o.stats.recheckingMs += Date.now() - started;
+  if (o.stats) {
+    o.stats.recheckingMs += Date.now() - started;
+    o.stats.recheckRestartsMs += (o.target?.restartMs ?? 0) - restartsFrom;
+  }
   if (ran === 0) return finding;
   const grade = failed === ran ? "consistent" : failed > 0 ? "flaky" : "not-reproduced";
   const reproduced = { tries: ran, failed, grade } as const;

@@ -25,6 +25,7 @@ import {
 } from "./health.js";
 import { type CaseMode, recheck, runWithCase } from "./replay.js";
 import type { Target } from "./targets.js";
+import { timeParts } from "./time.js";
 import { TOOL } from "./tool.js";
 
 export interface RunOptions {
@@ -297,6 +298,7 @@ export async function run(options: RunOptions): Promise<Report> {
   }
 
   const rules = aggregate(contract, results.values(), options.selected, (id) => skipReason(id, options, runnable));
+  const durationMs = Date.now() - started;
   const report: Report = {
     schemaVersion: 1,
     tool: TOOL,
@@ -307,7 +309,7 @@ export async function run(options: RunOptions): Promise<Report> {
     ...(options.shard ? { shard: options.shard } : {}),
     startedAt: new Date(started).toISOString(),
     ...(options.signal?.aborted ? { interrupted: true as const } : {}),
-    durationMs: Date.now() - started,
+    durationMs,
     summary: summarize(rules),
     ...(blocked && blocked.stillRun.length === 0 ? { blocked: blocked.problem } : {}),
     ...(stopped ? { stopped } : {}),
@@ -326,6 +328,7 @@ export async function run(options: RunOptions): Promise<Report> {
       completionsMs: ledger.waitedMs,
       completionWaitMs: ledger.completionWaitMs(options.timeoutMs),
       slowestStepMs: ledger.slowestStepMs,
+      parts: timeParts(durationMs, options.target?.restartMs ?? 0, stats),
     },
     rules,
   };

@@ -59,6 +59,9 @@ export class WireStats {
   /** Time spent shrinking failures to their minimal cases, and re-sending them (--recheck). */
   shrinkingMs = 0;
   recheckingMs = 0;
+  /** Of shrinkingMs and recheckingMs, the time spent restarting the bridge (counted once, as restarting). */
+  shrinkRestartsMs = 0;
+  recheckRestartsMs = 0;
   private waits = 0;
   private since = 0;
 
