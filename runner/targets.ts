@@ -222,7 +222,8 @@ export async function spawnTarget(command: string, options: SpawnOptions): Promi
  */
 class Spares {
   private readonly ports: Set<number>;
-  private spare?: Promise<Started | undefined>;
+  /** Bridges started ahead, oldest first: rechecks restart one after another, faster than one bridge starts. */
+  private spares: Promise<Started | undefined>[] = [];
   /** Replaced bridges still stopping: the run's stop waits for them too, so none is left behind. */
   private readonly retiring = new Set<Promise<void>>();
 
@@ -236,8 +237,7 @@ class Spares {
 
   /** A fresh bridge in place of `current`, which is stopped. */
   async replace(current: Started): Promise<Started> {
-    const ready = await this.spare;
-    this.spare = undefined;
+    const ready = await this.spares.shift();
     let next: Started;
     if (ready && running(ready.process) && ready.port !== current.port) {
       const stopping = stopProcess(current.process).finally(() => this.retiring.delete(stopping));
@@ -249,20 +249,24 @@ class Spares {
       next = await start(this.command, this.options);
     }
     this.ports.add(next.port);
-    if (this.ports.size > 1) this.spare = start(this.command, this.options).catch(() => undefined);
+    while (this.ports.size > 1 && this.spares.length < SPARES)
+      this.spares.push(start(this.command, this.options).catch(() => undefined));
     return next;
   }
 
   async stop(current: Started): Promise<void> {
-    const spare = this.spare;
-    this.spare = undefined;
+    const spares = this.spares;
+    this.spares = [];
     await Promise.all([
       stopProcess(current.process),
-      spare?.then((s) => (s ? stopProcess(s.process) : undefined)),
+      ...spares.map((spare) => spare.then((s) => (s ? stopProcess(s.process) : undefined))),
       ...this.retiring,
     ]);
   }
 }
+
+/** Bridges a spawned target keeps started ahead of its restarts. */
+const SPARES = 2;
 
 interface Started {
   process: ChildProcess;
