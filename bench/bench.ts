@@ -22,6 +22,7 @@ import { contract } from "../protocol/contract.js";
 import { dealKey } from "../suites/harness/check.js";
 import { Harness } from "../suites/harness/harness.js";
 import { allChecks } from "../suites/index.js";
+import { measureSample, type SampleRun, sampleDir } from "./sample.js";
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const root = here("../../");
@@ -39,6 +40,8 @@ const SAMPLE_ROUNDS = 300;
 /** Runs of each profile (alternated), and of --list (two per round). */
 const ROUNDS = 5;
 const THOROUGH_ROUNDS = 3;
+/** Runs of each profile against the FOnline sample (seeds 1..N), and of its smoke. */
+const SAMPLE_SEEDS = 3;
 
 // ---------------------------------------------------------------------------------------------
 // Figures and the table
@@ -481,6 +484,65 @@ figure({
 });
 
 // ---------------------------------------------------------------------------------------------
+// 2b. The FOnline sample bridge (FONLINE_DIR), spawned as a user first runs the tool, beside its own smoke
+
+const fonline = sampleDir();
+if (typeof fonline !== "string") console.log(`   the FOnline sample is skipped: ${fonline.missing}`);
+else {
+  const sample = measureSample(fonline, SAMPLE_SEEDS);
+  const wallOf = (xs: SampleRun[]) => xs.map((r) => r.wallS);
+  const cpuOf = (xs: SampleRun[]) => xs.flatMap((r) => (r.cpuS === undefined ? [] : [r.cpuS]));
+  const receivedOf = (xs: SampleRun[]) => xs.flatMap((r) => (r.receivedMiB === undefined ? [] : [r.receivedMiB]));
+  const info = { target: "(information)" };
+  figure({
+    figure: "2b. FOnline sample, standard, spawned, wall time",
+    samples: wallOf(sample.standard),
+    ...seconds,
+    target: "<= 15 s",
+    ok: (m) => m <= 15,
+  });
+  figure({
+    figure: "   FOnline sample, quick, spawned, wall time",
+    samples: wallOf(sample.quick),
+    ...seconds,
+    target: "<= 5 s",
+    ok: (m) => m <= 5,
+  });
+  figure({
+    figure: "   FOnline sample's own smoke (run_protocol_smoke.py), wall time",
+    samples: wallOf(sample.smoke),
+    ...seconds,
+    ...info,
+  });
+  figure({
+    figure: "   FOnline sample, standard, CPU (user+sys, tool and bridges)",
+    samples: cpuOf(sample.standard),
+    ...seconds,
+    ...info,
+  });
+  figure({
+    figure: "   FOnline sample, quick, CPU (user+sys, tool and bridges)",
+    samples: cpuOf(sample.quick),
+    ...seconds,
+    ...info,
+  });
+  figure({
+    figure: "   FOnline sample, standard, received",
+    samples: receivedOf(sample.standard),
+    unit: " MiB",
+    digits: 1,
+    ...info,
+  });
+  figure({
+    figure: "   FOnline sample, quick, received",
+    samples: receivedOf(sample.quick),
+    unit: " MiB",
+    digits: 1,
+    ...info,
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
 // 3. Peak RSS while a 256 MiB line with no LF streams in (and 256 MiB streams out)
 
 function rssKiB(args: string[]): number {
@@ -554,7 +616,7 @@ const section = [
   `\n## ${startedAt.toISOString()}\n`,
   `- commit: ${commit}${dirty ? "+dirty" : ""}`,
   `- machine: ${machine}`,
-  `- method: ${ROUND_TRIPS} ping round trips per sample, the raw client, the raw client again, the raw client with JSON.stringify/parse, and Harness.call in turn, each round starting one later (one warm-up round, then ${SAMPLE_ROUNDS} rounds) on each bridge in a child process; profiles alternated (${ROUNDS} quick, ${ROUNDS} standard, ${wall.thorough.length} thorough; seeds 1..${ROUNDS}), --list twice per round, start-up and the ${SHARDS} standard shards (run one after another) once per round; ${retried.length ? `CLI runs that exited non-zero: ${retried.join("; ")}; ` : ""}per-check costs (each check alone on a fresh bridge, or with the checks that share its bridge state, median of ${COST_ROUNDS}, measured before the shards, which are dealt by them; pooled checks count 1/${pooledSpeedup.toFixed(2)}, the pool's speed-up in the shards, median of ${COST_ROUNDS} sets) in runner/check-costs.json (ten slowest: ${slowest.map(([id, ms]) => `${id} ${ms} ms`).join(", ")})\n`,
+  `- method: ${ROUND_TRIPS} ping round trips per sample, the raw client, the raw client again, the raw client with JSON.stringify/parse, and Harness.call in turn, each round starting one later (one warm-up round, then ${SAMPLE_ROUNDS} rounds) on each bridge in a child process; profiles alternated (${ROUNDS} quick, ${ROUNDS} standard, ${wall.thorough.length} thorough; seeds 1..${ROUNDS}), --list twice per round, start-up and the ${SHARDS} standard shards (run one after another) once per round; ${typeof fonline === "string" ? `the FOnline sample (${fonline}) spawned, standard and quick with seeds 1..${SAMPLE_SEEDS} alternated, its smoke after each pair, CPU by GNU time (the tool and every bridge it started); ` : `the FOnline sample skipped (${fonline.missing}); `}${retried.length ? `CLI runs that exited non-zero: ${retried.join("; ")}; ` : ""}per-check costs (each check alone on a fresh bridge, or with the checks that share its bridge state, median of ${COST_ROUNDS}, measured before the shards, which are dealt by them; pooled checks count 1/${pooledSpeedup.toFixed(2)}, the pool's speed-up in the shards, median of ${COST_ROUNDS} sets) in runner/check-costs.json (ten slowest: ${slowest.map(([id, ms]) => `${id} ${ms} ms`).join(", ")})\n`,
   table,
   "",
 ].join("\n");

@@ -320,6 +320,29 @@ export function timeLine(report: Report): string {
     t && t.completionsMs >= 100
       ? ` (a completion waited for up to ${t.completionWaitMs} ms: the slowest step of the game loop seen took ${t.slowestStepMs} ms)`
       : "";
+  const traffic = `${w.lines.toLocaleString("en")} line${w.lines === 1 ? "" : "s"} sent (${size(w.bytesSent)}), ${size(w.bytesReceived)} received`;
+  if (t?.parts) {
+    // Parts that add up to the total, then what was spent within them.
+    const p = t.parts;
+    const named = (
+      [
+        [p.restartingMs, "restarting the bridge"],
+        [p.recheckingMs, "rechecking"],
+        [p.shrinkingMs, "shrinking"],
+      ] as const
+    )
+      .filter(([ms]) => ms >= 100)
+      .map(([ms, what]) => `${s(ms)} ${what}, `)
+      .join("");
+    const sum = p.overlap
+      ? "the checks beside one another shrank at once, so these overlap"
+      : "these add up to the total";
+    const within = t.completionsMs >= 100 ? ` and ${s(t.completionsMs)} waiting for completions${pace}` : "";
+    return (
+      `time: ${s(report.durationMs)}: ${named}${s(p.checksMs)} running the checks (${sum}); within them ` +
+      `${s(w.waitingMs)} waiting on the bridge${within}; ${traffic}`
+    );
+  }
   return (
     `time: ${s(report.durationMs)}, of it ${s(w.waitingMs)} waiting on the bridge${parts}${pace}; ` +
     `${w.lines.toLocaleString("en")} line${w.lines === 1 ? "" : "s"} sent (${size(w.bytesSent)}), ${size(w.bytesReceived)} received`

@@ -43,14 +43,12 @@ export function makeDirectory(dir: string): void {
 export function targetNotes(report: Report): string[] {
   const notes: string[] = [];
   if (report.interrupted) {
-    const left = new Set(
-      report.rules
-        .flatMap((r) => r.checks)
-        .filter((c) => /interrupted/.test(c.message))
-        .map((c) => c.id),
-    ).size;
+    const checks = report.rules.flatMap((r) => r.checks);
+    const cut = new Set(checks.filter((c) => c.interrupted).map((c) => c.id));
+    const left = new Set(checks.filter((c) => !c.interrupted && /interrupted/.test(c.message)).map((c) => c.id)).size;
+    const under = cut.size ? `${[...cut].join(", ")} was stopped while it ran (interrupted, skip); ` : "";
     notes.push(
-      `The run was interrupted: ${left} check${left === 1 ? "" : "s"} did not run (skip), so this report is incomplete.`,
+      `The run was interrupted: ${under}${left} check${left === 1 ? "" : "s"} did not run (skip), so this report is incomplete.`,
     );
   }
   if (report.stopped)

@@ -55,6 +55,13 @@ export interface Report {
     completionsMs: number;
     completionWaitMs: number;
     slowestStepMs: number;
+    /**
+     * The run's wall time in parts that do not overlap and add up to durationMs: restarting the bridge, rechecking and
+     * shrinking (each without the restarts within it), and the rest (the checks, preflight, the canary). `overlap`:
+     * checks run side by side shrank at the same time, so the named parts add up to more and the rest is 0.
+     * completionsMs and wire.waitingMs are spent within these parts.
+     */
+    parts?: { restartingMs: number; recheckingMs: number; shrinkingMs: number; checksMs: number; overlap?: true };
   };
   /** The state cells the deep checks' steps reached (where a check reports them). */
   stateCoverage?: StateCoverage;
@@ -139,6 +146,8 @@ export interface CheckReport {
    * what a claim that a failure is fixed rests on.
    */
   replayed?: ReplayedCase;
+  /** The run was interrupted (Ctrl-C) while this check ran: stopped there, with no verdict (`skip`). */
+  interrupted?: true;
 }
 
 /** A check as reporters see it. */

@@ -109,6 +109,7 @@ export function toCheckReport<C extends Pick<Check, "id" | "description" | "rule
   if (f.replayPath !== undefined) report.replayPath = f.replayPath;
   if (f.reproduced !== undefined) report.reproduced = f.reproduced;
   if (f.replayed !== undefined) report.replayed = f.replayed;
+  if (f.interrupted) report.interrupted = true;
   if ((f.verdict === "fail" || f.verdict === "warn") && o.replayCommand) report.replay = o.replayCommand(check, f);
   if (f.transcript && f.verdict !== "pass") report.transcript = f.transcript;
   return report;

@@ -24,6 +24,8 @@ export interface AttemptContext {
   ledger?: CommandLedger;
   /** State cells not reached yet, for the checks to aim at (--duration's rounds). */
   unreached?: readonly string[];
+  /** Interrupts the run (Ctrl-C): the check under way ends at once, with no verdict. */
+  signal?: AbortSignal;
 }
 
 /** One exact case of a check: the seed, and the fast-check path of the shrunk input. */
@@ -81,19 +83,39 @@ export async function attemptCheck(check: Check, o: AttemptContext, exact?: Case
       o.checkDeadlineMs + o.timeoutMs,
     );
   });
+  const interrupt = interruption(o.signal);
   try {
-    const finding = await Promise.race([harness.runCase(() => check.run(harness)), overrun]);
-    if (check.cleanUp)
+    const finding = await Promise.race([harness.runCase(() => check.run(harness)), overrun, interrupt.finding]);
+    if (check.cleanUp && !finding.interrupted)
       await Promise.race([
         harness.runCase(async () => {
           await check.cleanUp!(harness, finding);
           return { verdict: "pass", message: "cleaned up" };
         }),
         overrun,
+        interrupt.finding,
       ]);
     return finding;
   } finally {
     clearTimeout(timer);
+    interrupt.dispose();
     harness.stop();
   }
+}
+
+export const INTERRUPTED = "interrupted: the run was stopped (Ctrl-C) while this check ran, so it has no verdict";
+
+/**
+ * The finding of a check the run was interrupted in (Ctrl-C): it settles as the signal fires, so the attempt ends at
+ * once (its connections closed by the harness's stop) rather than after the check's cases, shrinking and rechecks.
+ */
+function interruption(signal: AbortSignal | undefined): { finding: Promise<Finding>; dispose(): void } {
+  if (!signal) return { finding: new Promise<Finding>(() => {}), dispose() {} };
+  let onAbort = () => {};
+  const finding = new Promise<Finding>((resolve) => {
+    onAbort = () => resolve({ verdict: "skip", message: INTERRUPTED, interrupted: true });
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+  });
+  return { finding, dispose: () => signal.removeEventListener("abort", onAbort) };
 }

@@ -16,6 +16,7 @@ import { execute } from "./run/execute.js";
 import { type Plan, plan, SHARD_REASON } from "./run/plan.js";
 import { beginRun, recordUnjudged } from "./run/record.js";
 import { type Run, RunState } from "./run/state.js";
+import { timeParts } from "./time.js";
 import { TOOL } from "./tool.js";
 
 export type { CaseMode, RunConfig } from "./run/config.js";
@@ -67,8 +68,8 @@ async function lookAtBridge(config: RunConfig): Promise<{ state: RunState; attem
     const problem = `target unreachable: ${config.unreachable ?? "unknown"}`;
     return { state: new RunState({ kind: "unreachable", problem, stillRun: [] }) };
   }
-  const { contract, target, token, timeoutMs, checkDeadlineMs, timeBudgetMs, runs, seed } = config;
-  const base: AttemptContext = { contract, target, token, timeoutMs, checkDeadlineMs, timeBudgetMs, runs, seed };
+  const { contract, target, token, timeoutMs, checkDeadlineMs, timeBudgetMs, runs, seed, signal } = config;
+  const base: AttemptContext = { contract, target, token, timeoutMs, checkDeadlineMs, timeBudgetMs, runs, seed, signal };
   const blocked = await preflightProblem(base, config.tokenEnv);
   const concurrentConnections = blocked ? undefined : await probeConcurrency(base);
   const state = new RunState(blocked);
@@ -83,6 +84,7 @@ function toReport(config: RunConfig, planned: Plan, state: RunState, started: nu
     skipReason(id, config, planned.runnable),
   );
   const blocked = state.blocked && state.blocked.stillRun.length === 0 ? state.blocked.problem : undefined;
+  const durationMs = Date.now() - started;
   const report: Report = {
     schemaVersion: 1,
     tool: TOOL,
@@ -93,7 +95,7 @@ function toReport(config: RunConfig, planned: Plan, state: RunState, started: nu
     ...(config.shard ? { shard: config.shard } : {}),
     startedAt: new Date(started).toISOString(),
     ...(config.signal?.aborted ? { interrupted: true as const } : {}),
-    durationMs: Date.now() - started,
+    durationMs,
     summary: summarize(rules),
     ...(blocked ? { blocked } : {}),
     ...(state.stopped ? { stopped: state.stopped } : {}),
@@ -113,6 +115,7 @@ function toReport(config: RunConfig, planned: Plan, state: RunState, started: nu
       completionsMs: ledger.waitedMs,
       completionWaitMs: ledger.completionWaitMs(config.timeoutMs),
       slowestStepMs: ledger.slowestStepMs,
+      parts: timeParts(durationMs, config.target?.restartMs ?? 0, stats),
     },
     rules,
   };

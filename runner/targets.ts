@@ -172,6 +172,7 @@ export interface SpawnOptions {
 /** Starts a bridge with a shell command and reads its port from the first stdout line holding a JSON object with "port". */
 export async function spawnTarget(command: string, options: SpawnOptions): Promise<Target> {
   let child = await start(command, options);
+  const spares = new Spares(command, options, child.port);
   const target: Target = {
     host: child.host,
     port: child.port,
@@ -189,11 +190,10 @@ export async function spawnTarget(command: string, options: SpawnOptions): Promi
         // A bridge that no longer accepts connections is usually exiting on its own: give its exit
         // a moment to arrive, so its death is reported as such and not taken for this tool's stop.
         if (!(await accepts(child.host, child.port))) await exitWithin(child.process, 1000);
-        await stopProcess(child.process);
         const died = child.exit;
         // Fresh from before it starts: a check connecting the moment it listens is counted, not overwritten.
         target.fresh = true;
-        child = await start(command, options);
+        child = await spares.replace(child);
         child.exit = died; // a death before the restart is still to be reported
         Object.assign(target, {
           host: child.host,
@@ -203,7 +203,7 @@ export async function spawnTarget(command: string, options: SpawnOptions): Promi
         target.restartMs = (target.restartMs ?? 0) + Date.now() - t0;
       },
     ),
-    stop: () => stopProcess(child.process),
+    stop: () => spares.stop(child),
     takeExit() {
       const exit = child.exit;
       child.exit = undefined;
@@ -213,6 +213,60 @@ export async function spawnTarget(command: string, options: SpawnOptions): Promi
   };
   return target;
 }
+
+/**
+ * Restarts of a spawned bridge, made cheap where it listens on a port of its own at each start (`--port 0`): the next
+ * bridge is started while the current one serves, so a restart (a recheck's fresh bridge, a bridge a check stopped)
+ * costs a swap, not a process start. A bridge on a fixed port cannot start beside the one running: known once two
+ * starts gave the same port, it is stopped first and started afresh, as before.
+ */
+class Spares {
+  private readonly ports: Set<number>;
+  /** Bridges started ahead, oldest first: rechecks restart one after another, faster than one bridge starts. */
+  private spares: Promise<Started | undefined>[] = [];
+  /** Replaced bridges still stopping: the run's stop waits for them too, so none is left behind. */
+  private readonly retiring = new Set<Promise<void>>();
+
+  constructor(
+    private readonly command: string,
+    private readonly options: SpawnOptions,
+    port: number,
+  ) {
+    this.ports = new Set([port]);
+  }
+
+  /** A fresh bridge in place of `current`, which is stopped. */
+  async replace(current: Started): Promise<Started> {
+    const ready = await this.spares.shift();
+    let next: Started;
+    if (ready && running(ready.process) && ready.port !== current.port) {
+      const stopping = stopProcess(current.process).finally(() => this.retiring.delete(stopping));
+      this.retiring.add(stopping);
+      next = ready;
+    } else {
+      if (ready) await stopProcess(ready.process);
+      await stopProcess(current.process);
+      next = await start(this.command, this.options);
+    }
+    this.ports.add(next.port);
+    while (this.ports.size > 1 && this.spares.length < SPARES)
+      this.spares.push(start(this.command, this.options).catch(() => undefined));
+    return next;
+  }
+
+  async stop(current: Started): Promise<void> {
+    const spares = this.spares;
+    this.spares = [];
+    await Promise.all([
+      stopProcess(current.process),
+      ...spares.map((spare) => spare.then((s) => (s ? stopProcess(s.process) : undefined))),
+      ...this.retiring,
+    ]);
+  }
+}
+
+/** Bridges a spawned target keeps started ahead of its restarts. */
+const SPARES = 2;
 
 interface Started {
   process: ChildProcess;

@@ -118,6 +118,38 @@ describe("the runner survives hostile bridges", () => {
     expect(r.report.rules.find((x) => x.id.endsWith("method.ping"))!.notes?.[0]).toMatch(/on wire.line-limit/);
   });
 
+  it("one that answers every line with a 100 MiB line: each is judged at the limit, not read to its end", async () => {
+    const MiB = 1_048_576;
+    const chunk = Buffer.alloc(MiB, 0x20);
+    const port = await hostile((s) => {
+      let owed = 0; // lines to answer, each with 100 MiB and an LF
+      let left = 0;
+      const pump = () => {
+        while (s.writable && (left > 0 || owed > 0)) {
+          if (left === 0) {
+            owed--;
+            left = 100;
+          }
+          left--;
+          const ok = s.write(left === 0 ? Buffer.concat([chunk, Buffer.from("\n")]) : chunk);
+          if (!ok) return;
+        }
+      };
+      s.on("drain", pump);
+      s.on("data", (d: Buffer) => {
+        for (let at = d.indexOf(0x0a); at !== -1; at = d.indexOf(0x0a, at + 1)) owed++;
+        pump();
+      });
+    });
+    const r = await runAgainst(port);
+    expect(r.code).toBe(1);
+    expect(r.verdict("wire.line-limit")).toBe("fail");
+    // Every line sent got at most one reply read, and each was read only up to the limit (in 64 KiB reads).
+    const { lines, bytesReceived } = r.report.wire!;
+    expect(lines).toBeGreaterThan(0);
+    expect(bytesReceived).toBeLessThanOrEqual(lines * (MiB + 64 * 1024));
+  });
+
   it("one that sends binary garbage", async () => {
     const port = await hostile((s) => s.on("data", () => s.write(Buffer.from([0xff, 0x00, 0xc3, 0x28, 0x0a]))));
     const r = await runAgainst(port);

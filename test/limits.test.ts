@@ -189,6 +189,16 @@ describe("a long history", () => {
     expect(Math.max(...acting.map(at))).toBeLessThan(at(first!));
   });
 
+  it("where nothing runs beside the fill, follows the quiet checks and the acting ones, history checks together", () => {
+    const order = historyFillsOnce(allChecks, false);
+    const acting = allChecks.filter((c) => c.needs?.length && !c.state && !c.takesOver);
+    const quiet = allChecks.filter((c) => !c.needs?.length && !c.state && !c.takesOver);
+    const late = allChecks.filter((c) => c.takesOver && !c.state);
+    // The rechecks of a quiet check (fresh bridges) come before the history is made, and nothing between the
+    // history checks empties it: each takes over what the one before left.
+    expect(order).toEqual([...quiet, ...acting, ...historyChecks, ...late]);
+  });
+
   it("is topped up while the checks that need neither run beside it, and none of them acts", async () => {
     const seen: string[] = [];
     const reporter: Reporter = {

@@ -201,12 +201,22 @@ describe("the time line", () => {
     expect(report.time!.recheckingMs).toBeGreaterThan(0);
     expect(report.time!.restartsMs).toBeGreaterThan(0);
     expect(report.time!.slowestStepMs).toBeGreaterThan(0);
+    // The parts do not overlap: they add up to the run's time, a recheck's restarts counted once, as restarting.
+    const parts = report.time!.parts!;
+    expect(parts.restartingMs + parts.recheckingMs + parts.shrinkingMs + parts.checksMs).toBe(report.durationMs);
+    expect(parts.restartingMs).toBe(report.time!.restartsMs);
+    expect(parts.recheckingMs).toBeLessThan(report.time!.recheckingMs);
     const line = timeLine({
       ...report,
-      time: { ...report.time!, restartsMs: 1200, recheckingMs: 2500, completionsMs: 800 },
+      durationMs: 4800,
+      time: {
+        ...report.time!,
+        completionsMs: 800,
+        parts: { restartingMs: 1200, recheckingMs: 2500, shrinkingMs: 0, checksMs: 1100 },
+      },
     });
     expect(line).toMatch(
-      /1\.2 s restarting the bridge, 2\.5 s rechecking, 0\.8 s waiting for completions \(a completion waited for up to/,
+      /^time: 4\.8 s: 1\.2 s restarting the bridge, 2\.5 s rechecking, 1\.1 s running the checks \(these add up to the total\); within them [\d.]+ s waiting on the bridge and 0\.8 s waiting for completions \(a completion waited for up to/,
     );
   });
 });

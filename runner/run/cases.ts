@@ -73,14 +73,18 @@ export async function recheck(check: Check, finding: Finding, o: AttemptContext,
   let ran = 0;
   let failed = 0;
   const started = Date.now();
-  for (let i = 0; i < tries; i++) {
+  const restartsFrom = o.target.restartMs ?? 0;
+  for (let i = 0; i < tries && !o.signal?.aborted; i++) {
     await o.target.restart?.();
     const again = await attemptCheck(check, o, exact);
     if (again.verdict === "error" || again.verdict === "skip") continue;
     ran++;
     if (again.verdict === "fail") failed++;
   }
-  if (o.stats) o.stats.recheckingMs += Date.now() - started;
+  if (o.stats) {
+    o.stats.recheckingMs += Date.now() - started;
+    o.stats.recheckRestartsMs += (o.target.restartMs ?? 0) - restartsFrom;
+  }
   if (ran === 0) return finding;
   const grade = failed === ran ? "consistent" : failed > 0 ? "flaky" : "not-reproduced";
   const reproduced = { tries: ran, failed, grade } as const;

@@ -123,6 +123,7 @@ function notRunNow(run: Run, check: Check): Finding | undefined {
  */
 async function afterFailure(run: Run, check: Check): Promise<void> {
   const { state } = run;
+  if (run.config.signal?.aborted) return; // the report is due now: no canary, no restart
   state.stop = await lostTarget(check, run.attempt);
   if (!state.stop && !state.stopped && !run.config.target?.fresh) await diagnosed(run, check.id);
 }

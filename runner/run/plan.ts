@@ -30,7 +30,8 @@ export function plan(config: RunConfig, servesConcurrently: boolean | undefined)
   );
   // Every shard deals the same selection the same way.
   const dealt = wanted.filter(shardFilter(wanted, config.shard));
-  const chosen = target?.restart ? historyFillsOnce(dealt) : dealt;
+  const pooled = Boolean(servesConcurrently) && config.concurrency !== 1;
+  const chosen = target?.restart ? historyFillsOnce(dealt, pooled) : dealt;
   // Rules that failed last time go first (watch mode), in their usual order.
   const first = config.first;
   if (first?.size) {
@@ -66,15 +67,31 @@ function stretches(chosen: readonly Check[], filler: Check | undefined, concurre
  * checks that act first, then the first history check beside the checks without needs, then the
  * other history checks, and those that take the history over last (docs/ARCHITECTURE.md).
  */
-export function historyFillsOnce(checks: readonly Check[]): Check[] {
+export function historyFillsOnce(checks: readonly Check[], pooled = true): Check[] {
   const makers = checks.filter((c) => c.state);
   if (!makers.length) return [...checks];
   const rest = checks.filter((c) => !c.state && !c.takesOver);
+  if (!pooled) return historyLast(checks, makers, rest);
   return [
     ...rest.filter((c) => c.needs?.length),
     makers[0]!,
     ...rest.filter((c) => !c.needs?.length),
     ...makers.slice(1),
+    ...checks.filter((c) => c.takesOver && !c.state),
+  ];
+}
+
+/**
+ * historyFillsOnce for a bridge that serves one connection at a time, where nothing runs beside the fill: the checks
+ * without `needs` first (a failure among them is rechecked on fresh bridges, which would empty a history made
+ * before), then those that act, whose events count toward the history, then the history checks one after another,
+ * each taking over the history the one before left, and the checks that take it over last.
+ */
+function historyLast(checks: readonly Check[], makers: Check[], rest: Check[]): Check[] {
+  return [
+    ...rest.filter((c) => !c.needs?.length),
+    ...rest.filter((c) => c.needs?.length),
+    ...makers,
     ...checks.filter((c) => c.takesOver && !c.state),
   ];
 }

@@ -35,6 +35,8 @@ export interface Finding {
   cells?: CellsReached;
   /** The plain form of the case already broke this rule: `rules` names it alone, the check's own went unjudged. */
   rootCause?: RootCause;
+  /** The run was interrupted (Ctrl-C) while the check ran: it was stopped there, with no verdict (`skip`). */
+  interrupted?: true;
 }
 
 export interface Reproduced {

@@ -59,6 +59,9 @@ export class WireStats {
   /** Time spent shrinking failures to their minimal cases, and re-sending them (--recheck). */
   shrinkingMs = 0;
   recheckingMs = 0;
+  /** Of shrinkingMs and recheckingMs, the time spent restarting the bridge (counted once, as restarting). */
+  shrinkRestartsMs = 0;
+  recheckRestartsMs = 0;
   private waits = 0;
   private since = 0;
 
@@ -132,7 +135,8 @@ export class Connection {
   private readonly started: number;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
-  private discarding = false;
+  /** Set once a line passed the limit: the rest of what arrives is not read. */
+  private stopReading = false;
   private readonly ready: ReadResult[] = [];
   private end?: ReadResult;
   private waiter?: () => void;
@@ -279,7 +283,7 @@ export class Connection {
 
   /** No line within the timeout: with the bytes that came without their LF, where they are short. */
   private timedOut(): ReadResult {
-    const short = this.pendingBytes > 0 && this.pendingBytes <= UNTERMINATED_TAIL_MAX && !this.discarding;
+    const short = this.pendingBytes > 0 && this.pendingBytes <= UNTERMINATED_TAIL_MAX;
     return { kind: "timeout", partial: this.pendingBytes, ...(short ? { tail: Buffer.concat(this.pending) } : {}) };
   }
 
@@ -345,15 +349,14 @@ export class Connection {
 
   /** Takes bytes off the wire; `chunk` is the shared read buffer, so whatever is kept is copied. */
   private receive(chunk: Buffer): void {
+    if (this.stopReading) return;
     const max = this.options.maxLineBytes;
     let at = chunk.indexOf(LF);
     while (at !== -1) {
       const head = chunk.subarray(0, at);
-      if (this.discarding) {
-        this.discarding = false;
-      } else if (this.pendingBytes + head.length > max) {
-        this.push({ kind: "oversized", bytes: this.pendingBytes + head.length });
-        this.recordOversized(this.pendingBytes + head.length);
+      if (this.pendingBytes + head.length > max) {
+        this.oversized(this.pendingBytes + head.length);
+        return;
       } else {
         const line =
           this.pending.length === 0 ? this.line(head, true) : this.line(Buffer.concat([...this.pending, head]));
@@ -366,19 +369,26 @@ export class Connection {
       at = chunk.indexOf(LF);
     }
     if (chunk.length === 0) return;
-    if (this.discarding) {
-      this.pendingBytes += chunk.length;
+    if (this.pendingBytes + chunk.length > max) {
+      this.oversized(this.pendingBytes + chunk.length);
       return;
     }
     this.pending.push(Buffer.from(chunk));
     this.pendingBytes += chunk.length;
-    if (this.pendingBytes > max) {
-      // Never buffer past the limit: report at once and drop bytes until the next LF.
-      this.push({ kind: "oversized", bytes: this.pendingBytes });
-      this.recordOversized(this.pendingBytes);
-      this.pending = [];
-      this.discarding = true;
-    }
+  }
+
+  /**
+   * A line past the limit is judged as soon as it passes it, and not read to its end: the bridge broke the framing,
+   * so nothing after it on this connection can be trusted, and its end may be 100 MiB away. The connection is closed
+   * (what is still in flight is never read, nor counted as received).
+   */
+  private oversized(bytes: number): void {
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.recordOversized(bytes);
+    this.push({ kind: "oversized", bytes });
+    this.stopReading = true;
+    this.socket.destroy();
   }
 
   /**
@@ -402,7 +412,7 @@ export class Connection {
 
   private finish(result: ReadResult, note: string): void {
     if (this.end) return;
-    if (this.pendingBytes > 0 && !this.discarding) this.record("recv", Buffer.concat(this.pending), 0);
+    if (this.pendingBytes > 0) this.record("recv", Buffer.concat(this.pending), 0);
     this.end = result;
     this.note(note);
     this.waiter?.();
@@ -414,7 +424,9 @@ export class Connection {
   }
 
   private recordOversized(length: number): void {
-    this.note(`${NOTE.oversized}${this.options.maxLineBytes} bytes (${length} so far): not buffered`);
+    this.note(
+      `${NOTE.oversized}${this.options.maxLineBytes} bytes (${length} so far): not read further, connection closed`,
+    );
   }
 
   private record(dir: "send" | "recv", data: Buffer | string, lf = 0, segments?: Segments): void {

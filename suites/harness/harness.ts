@@ -51,6 +51,8 @@ export interface Endpoint {
    * its state. The harness clears it as it connects.
    */
   fresh?: boolean;
+  /** Time spent restarting it so far, where it restarts (so shrinking can tell its own time from the restarts'). */
+  restartMs?: number;
 }
 
 export interface ContextOptions {
@@ -318,6 +320,7 @@ export class Harness implements CheckContext {
     let warningPath: string | undefined;
     /** When the first failure was found: what follows is shrinking. */
     let shrinkFrom: number | undefined;
+    let restartsFrom = 0;
     // A failure may leave a bridge we cannot restart broken: shrinking would then chase a different fault.
     const noShrink = exact || (options.restartAfterFailure && !restart);
     // Generated cases after the classes wait on the game loop for no more than the check's share of the
@@ -376,7 +379,10 @@ export class Harness implements CheckContext {
         }
         if (finding.verdict === "fail") {
           failure = finding;
-          shrinkFrom ??= Date.now();
+          if (shrinkFrom === undefined) {
+            shrinkFrom = Date.now();
+            restartsFrom = this.options.endpoint.restartMs ?? 0;
+          }
           return false;
         }
         if (finding.verdict === "warn" && !warning) {
@@ -394,7 +400,10 @@ export class Harness implements CheckContext {
         endOnFailure: noShrink,
       },
     );
-    if (shrinkFrom !== undefined && this.options.stats) this.options.stats.shrinkingMs += Date.now() - shrinkFrom;
+    if (shrinkFrom !== undefined && this.options.stats) {
+      this.options.stats.shrinkingMs += Date.now() - shrinkFrom;
+      this.options.stats.shrinkRestartsMs += (this.options.endpoint.restartMs ?? 0) - restartsFrom;
+    }
     // Leave the bridge as healthy as it was found for the checks after this one.
     if (failure && options.restartAfterFailure && !this.stopped) await restart?.();
     if (inconclusive) return inconclusive;

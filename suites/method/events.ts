@@ -678,10 +678,12 @@ export const largeMessages: Check = {
     "the line limit binds replies: a page whose events would not fit in one line carries fewer (a client pages on " +
     "with the cursor), never none while newer events are retained",
   // A bridge that pages these events over the line limit would do so to every later reader of its
-  // history: the large completions are pushed out once judged, so that no later check (nor a later
-  // run) fails for what this one left behind.
+  // history: the large completions go once judged, so that no later check (nor a later run) fails for
+  // what this one left behind. A bridge this tool owns is started afresh (one start, not a history
+  // filled at the game's pace); a running one has them pushed out by as many small ones as it holds.
   async cleanUp(ctx, finding) {
     if (finding.verdict !== "fail" || !finding.rules?.includes("wire.line-limit")) return;
+    if (await ctx.fresh()) return;
     const maxEvents = resultOf(await ctx.call(await ctx.session(), rpc("status", {}, "status")))?.maxEvents;
     if (Number.isSafeInteger(maxEvents)) await makeEvents(ctx, maxEvents as number);
   },
