@@ -69,7 +69,17 @@ async function lookAtBridge(config: RunConfig): Promise<{ state: RunState; attem
     return { state: new RunState({ kind: "unreachable", problem, stillRun: [] }) };
   }
   const { contract, target, token, timeoutMs, checkDeadlineMs, timeBudgetMs, runs, seed, signal } = config;
-  const base: AttemptContext = { contract, target, token, timeoutMs, checkDeadlineMs, timeBudgetMs, runs, seed, signal };
+  const base: AttemptContext = {
+    contract,
+    target,
+    token,
+    timeoutMs,
+    checkDeadlineMs,
+    timeBudgetMs,
+    runs,
+    seed,
+    signal,
+  };
   const blocked = await preflightProblem(base, config.tokenEnv);
   const concurrentConnections = blocked ? undefined : await probeConcurrency(base);
   const state = new RunState(blocked);
