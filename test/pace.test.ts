@@ -109,8 +109,11 @@ describe("generated cases at a game's pace", () => {
           r.rules.flatMap((x) => x.checks ?? []).find((c) => c.id === typed.id)!.message,
         )?.[1],
       );
-    expect(count(classesOnly)).toBeGreaterThan(1);
-    expect(count(report)).toBeGreaterThanOrEqual(count(classesOnly));
+    // At one run, a typed check of an integer field draws 5 random cases after its classes (suites/command/fields.ts):
+    // the classes alone are the rest, and every one of them runs at the game's pace, whatever its share allows.
+    const classes = count(classesOnly) - 5;
+    expect(classes).toBeGreaterThan(1);
+    expect(count(report)).toBeGreaterThanOrEqual(classes);
   });
 });
 
