@@ -1,9 +1,9 @@
 // The report every reporter receives, and the Reporter interface. The JSON report is this
 // object (schemaVersion 1): scripts depend on its shape, so only ever add optional fields.
 import type { Level, Observed } from "../protocol/contract.js";
-import type { Oracle, ReplayedCase, TranscriptEntry, Verdict } from "../protocol/verdict.js";
+import type { Oracle, ReplayedCase, TranscriptEntry, Unjudged, Verdict } from "../protocol/verdict.js";
 
-export type { Oracle, TranscriptEntry, Verdict };
+export type { Oracle, TranscriptEntry, Unjudged, Verdict };
 
 export interface Report {
   schemaVersion: 1;
@@ -89,7 +89,10 @@ export interface RuleReport {
   requirement: string;
   /** Why the rule has no check result (skipped rules). */
   reason?: string;
-  /** What its checks found on rules outside the selection (--rules / --skip): said, never a verdict. */
+  /**
+   * Said, never a verdict: what its checks found on rules outside the selection (--rules / --skip), and
+   * checks that could not judge it where others did.
+   */
   notes?: string[];
   checks: CheckReport[];
 }
@@ -120,6 +123,11 @@ export interface CheckReport {
    * what a claim that a failure is fixed rests on.
    */
   replayed?: ReplayedCase;
+  /**
+   * With `error`: why the check could not judge, for a cause outside its rules (an earlier check stopped
+   * the bridge serving, or its deadline cut it short). It makes a rule `error` only where no check judged it.
+   */
+  unjudged?: Unjudged;
 }
 
 /** A check as reporters see it. */

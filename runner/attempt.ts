@@ -55,6 +55,7 @@ export async function runCheck(check: Check, o: RunOptions, exact?: Case): Promi
         resolve({
           verdict: "error",
           message: `the check did not finish within its deadline of ${o.checkDeadlineMs} ms`,
+          unjudged: { cause: "deadline" },
         }),
       o.checkDeadlineMs + o.timeoutMs,
     );

@@ -144,7 +144,8 @@ export async function run(options: RunOptions): Promise<Report> {
     });
     // Every check learns what the probe found about second connections.
     const probed: RunOptions = { ...options, concurrentConnections: parallel, stats, ledger };
-    let stop: { problem: string; interrupted?: boolean } | undefined = blocked;
+    // `after`: the check after which the bridge stopped serving, the root cause of every check not judged since.
+    let stop: { problem: string; interrupted?: boolean; after?: string } | undefined = blocked;
     let failures = 0;
     let begun = 0;
     const begin = async (check: Check): Promise<CheckInfo> => {
@@ -180,9 +181,17 @@ export async function run(options: RunOptions): Promise<Report> {
         };
       }
       if (stop && !blocked?.stillRun.includes(check.id))
-        return { verdict: stop.interrupted ? "skip" : "error", message: stop.problem };
+        return {
+          verdict: stop.interrupted ? "skip" : "error",
+          message: stop.problem,
+          ...(stop.after ? { unjudged: { cause: "stopped" as const, after: stop.after } } : {}),
+        };
       if (stopped && check.needs?.includes(stopped.duty as "completions"))
-        return { verdict: "error", message: inconclusive(stopped) };
+        return {
+          verdict: "error",
+          message: inconclusive(stopped),
+          unjudged: { cause: "stopped", after: stopped.after },
+        };
       return undefined;
     };
     const memory: CanaryMemory = {};
@@ -205,7 +214,7 @@ export async function run(options: RunOptions): Promise<Report> {
         const info = { id: check.id, rules: check.rules, description: check.description };
         if (!results.has(check.id)) await record(check, finding, Date.now(), info);
       }
-      if (found.problem) stop = { problem: found.problem };
+      if (found.problem) stop = { problem: found.problem, after: at };
       else if (found.stopped) stopped = found.stopped;
     };
     /**
