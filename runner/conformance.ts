@@ -24,7 +24,7 @@ import { OPTIONS, type OptionValues, PROFILES, type Profile, suggest, TIME_BUDGE
 import { checkDirectories, checkWritable, reportOutputs } from "./outputs.js";
 import { failingCases, replayCommand, replayTarget, replayVerdicts } from "./replay.js";
 import { run } from "./run.js";
-import { checkHint, listSelection, namedChecks } from "./selection.js";
+import { checkHint, lastFailedSelection, listSelection, namedChecks } from "./selection.js";
 import {
   type BridgeFactory,
   embeddedTarget,
@@ -420,9 +420,10 @@ const randomSeed = () => Math.floor(Math.random() * 2 ** 31);
 
 /** --last-failed: the rules that failed or could not be judged in an earlier report (all when none did). */
 function lastFailed(report: Report, file: string, io: Io): string[] {
-  const failed = report.rules.filter((r) => r.verdict === "fail" || r.verdict === "error").map((r) => r.id);
-  if (failed.length === 0) io.err(`aicontrol-conformance: no rule failed in ${file}: running every rule\n`);
-  return failed;
+  const { rules, unreplayable } = lastFailedSelection(report);
+  for (const why of unreplayable) io.err(`aicontrol-conformance: --last-failed cannot replay ${why}\n`);
+  if (rules.length === 0) io.err(`aicontrol-conformance: no rule failed in ${file}: running every rule\n`);
+  return rules;
 }
 
 function parseShard(text: string): { index: number; count: number } {
