@@ -1,5 +1,10 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { mutants } from "../bridges/mutants/index.js";
+import { nonStandardJson, nonStandardJsonClasses } from "../generators/nonStandardJson.js";
 import { classesFirst, cover, MAX_PAIRS } from "../suites/harness/classes.js";
+import { allChecks } from "../suites/index.js";
+import { runSuite, verdictOf } from "./helpers.js";
 
 describe("cover", () => {
   const key = ([a, b]: [unknown, unknown]) => `${String(a)}|${String(b)}`;
@@ -47,5 +52,35 @@ describe("classesFirst", () => {
   it("runs every class, then the random cases asked for (none below zero)", () => {
     expect(classesFirst([1, 2, 3], 5)).toEqual({ examples: [1, 2, 3], runs: 8 });
     expect(classesFirst([1, 2, 3], -4)).toEqual({ examples: [1, 2, 3], runs: 3 });
+  });
+});
+
+describe("every value of a finite domain, in every profile", () => {
+  it("nonStandardJson: every line a kind draws from a list is among its classes, a range's by its ends", () => {
+    const classes = nonStandardJsonClasses();
+    const listed = new Set(classes.map((c) => c.text));
+    const ranges = new Set(["control-char", "truncated"]);
+    for (const { kind, text } of fc.sample(nonStandardJson(), { numRuns: 3000, seed: 1 }))
+      if (!ranges.has(kind)) expect(listed, `${kind}: ${text}`).toContain(text);
+    // One of each kind comes first.
+    expect(new Set(classes.slice(0, 12).map((c) => c.kind)).size).toBe(12);
+    expect(classes.filter((c) => c.kind === "nan-infinity").map((c) => c.text)).toHaveLength(4);
+  });
+
+  it("quick finds a parser lenient to one value of a four-value class, whatever the seed", async () => {
+    // NaN is taken, -NaN, Infinity and -Infinity refused: a random draw of the class finds it by chance only.
+    const nanOnly = mutants.find((m) => m.name === "accepts-nan-only")!;
+    const check = allChecks.filter((c) => c.id === "error.parse/non-json");
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const report = await runSuite((token) => nanOnly.create({ token }), {
+        checks: check,
+        profile: "quick",
+        timeoutMs: 400,
+        seed,
+      });
+      expect(verdictOf(report, "error.parse"), `seed ${seed}`).toBe("fail");
+      const found = report.rules.flatMap((r) => r.checks).find((c) => c.id === "error.parse/non-json")!;
+      expect(found.counterexample, `seed ${seed}`).toMatch(/:NaN,/);
+    }
   });
 });
