@@ -1,5 +1,11 @@
 import { isDeepStrictEqual } from "node:util";
-import { DEEP_ID, type DeepNesting, deepNesting, deepNestingText } from "../../generators/deepNesting.js";
+import {
+  DEEP_ID,
+  type DeepNesting,
+  deepNesting,
+  deepNestingClasses,
+  deepNestingText,
+} from "../../generators/deepNesting.js";
 import {
   type NonStandardJsonLine,
   type NonStandardKind,
@@ -103,12 +109,7 @@ export const nonJson: Check = {
     ),
 };
 
-const DEEP_EXAMPLES: DeepNesting[] = [
-  { place: "params", depth: 10_000, bracket: "array" },
-  { place: "root", depth: 10_000, bracket: "array" },
-  { place: "unbalanced", depth: 10_000, bracket: "array" },
-  { place: "params", depth: 10_000, bracket: "object" },
-];
+const DEEP_EXAMPLES: DeepNesting[] = deepNestingClasses();
 
 export const deepNestingCheck: Check = {
   id: "error.parse/deep-nesting",
