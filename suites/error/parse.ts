@@ -12,13 +12,7 @@ import {
   nonStandardJson,
   nonStandardJsonClasses,
 } from "../../generators/nonStandardJson.js";
-import {
-  duplicateKeyEdge,
-  escapedControlEdge,
-  loneSurrogateEdge,
-  type ValidJsonEdge,
-  validJsonEdge,
-} from "../../generators/validJsonEdge.js";
+import { type ValidJsonEdge, validJsonEdge, validJsonEdgeClasses } from "../../generators/validJsonEdge.js";
 import type { Oracle } from "../../protocol/verdict.js";
 import {
   type Check,
@@ -244,17 +238,8 @@ function judgeEdge(ctx: CheckContext, edge: ValidJsonEdge, reply: Reply): Findin
   );
 }
 
-/** A NUL that a C string would end at, a trimmable LF, other controls; each edge kind in each place. */
-const EDGE_EXAMPLES: ValidJsonEdge[] = [
-  escapedControlEdge(0, 4, false),
-  escapedControlEdge(0x0a, 4, true),
-  escapedControlEdge(0x1f, 2, false, "x"),
-  loneSurrogateEdge("id", "\ud800"),
-  loneSurrogateEdge("method", "\udc00"),
-  loneSurrogateEdge("params", "\udbff"),
-  duplicateKeyEdge("id", false),
-  duplicateKeyEdge("method", true),
-];
+/** Every constant of every edge kind (generators/validJsonEdge.ts), before the generated ones. */
+const EDGE_EXAMPLES: ValidJsonEdge[] = validJsonEdgeClasses();
 
 export const validEdges: Check = {
   id: "error.parse/valid-edges",
@@ -269,7 +254,7 @@ export const validEdges: Check = {
         const conn = await ctx.session();
         return judgeEdge(ctx, edge, await ctx.call(conn, edge.text, { anyId: true }));
       },
-      { examples: EDGE_EXAMPLES, runs: Math.max(EDGE_EXAMPLES.length, Math.min(ctx.runs, 30)), liveness: true },
+      { ...classesFirst(EDGE_EXAMPLES, Math.min(ctx.runs, 30) - EDGE_EXAMPLES.length), liveness: true },
     ),
 };
 
