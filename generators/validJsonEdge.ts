@@ -87,7 +87,7 @@ export function duplicateKeyEdge(place: "id" | "method", swap: boolean): ValidJs
   return { kind: "duplicate-key", place, text, methods: [a, b], ids: [`"edge"`] };
 }
 
-/** Where in "ping" an escaped control goes, and what follows the name. */
+/** Where in "ping" an escaped control goes, and what follows the name (each in validJsonEdgeClasses). */
 const CONTROL_AT = [0, 2, 4];
 const CONTROL_SUFFIXES = ["", "x", "evil"];
 
@@ -114,8 +114,10 @@ const loneSurrogate = fc
  */
 export function validJsonEdgeClasses(): ValidJsonEdge[] {
   return [
-    ...[0, 0x0a, 0x1f].map((code, i) => escapedControlEdge(code, CONTROL_AT[i]!, i === 1, CONTROL_SUFFIXES[i])),
-    escapedControlEdge(0x0a, 4, false),
+    escapedControlEdge(0, 4, false), // "ping" then NUL: a reader of C strings runs ping
+    escapedControlEdge(0x0a, 4, true), // a trailing LF a lenient reader trims
+    escapedControlEdge(0x1f, 2, false, "x"),
+    escapedControlEdge(0, 0, true, "evil"),
     ...SURROGATES.map((s, i) => loneSurrogateEdge(PLACES[i % PLACES.length]!, s)),
     ...(["id", "method"] as const).flatMap((place) => [false, true].map((swap) => duplicateKeyEdge(place, swap))),
   ];

@@ -6,6 +6,7 @@ import { malformedUtf8Classes, UTF8_FAULTS } from "../generators/malformedUtf8.j
 import { nonStandardJson, nonStandardJsonClasses } from "../generators/nonStandardJson.js";
 import { preciseNumberClasses } from "../generators/preciseNumber.js";
 import { unknownMethod, unknownMethodNearMisses } from "../generators/unknownMethod.js";
+import { validJsonEdgeClasses } from "../generators/validJsonEdge.js";
 import { classesFirst, cover, MAX_PAIRS } from "../suites/harness/classes.js";
 import { allChecks } from "../suites/index.js";
 import { runSuite, verdictOf } from "./helpers.js";
@@ -100,6 +101,13 @@ describe("every value of a finite domain, in every profile", () => {
       "3.141592653589793238462643383279",
     ])
       expect(precise, text).toContain(text);
+    // Valid JSON at the edges: every unpaired surrogate, every place, both duplicate names in both orders.
+    const edges = validJsonEdgeClasses();
+    expect(edges.filter((e) => e.kind === "lone-surrogate")).toHaveLength(7);
+    expect(new Set(edges.filter((e) => e.kind === "lone-surrogate").map((e) => e.place))).toEqual(
+      new Set(["id", "method", "params"]),
+    );
+    expect(new Set(edges.filter((e) => e.kind === "duplicate-key").map((e) => e.text)).size).toBe(4);
     // Deep nesting: every place with every bracket.
     const deep = new Set(deepNestingClasses().map((d) => `${d.place}/${d.bracket}`));
     for (const { place, bracket } of fc.sample(deepNesting(), { numRuns: 200, seed: 1 }))
