@@ -43,6 +43,15 @@ export function deepNesting(constraints: DeepNestingConstraints = {}): fc.Arbitr
   });
 }
 
+/**
+ * Every place with every bracket at the deepest level: the classes a check tries first (a parser may limit the
+ * depth of objects and not of arrays, or refuse an unbalanced line of one and not of the other).
+ */
+export function deepNestingClasses(depth = 10_000): DeepNesting[] {
+  const places: NestingPlace[] = ["params", "root", "unbalanced"];
+  return (["array", "object"] as const).flatMap((bracket) => places.map((place) => ({ place, depth, bracket })));
+}
+
 /** The line's text, without the LF. */
 export function deepNestingText({ place, depth, bracket }: DeepNesting): string {
   const [open, close] = bracket === "array" ? ["[", "]"] : ['{"a":', "}"];

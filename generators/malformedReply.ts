@@ -51,6 +51,45 @@ export function differentId(id: unknown, delta: number): unknown {
   return step;
 }
 
+/**
+ * Every listed reply that is not JSON: NaN, Infinity and -Infinity (which Python's json reads) each as the result,
+ * the id and a result member, and the other lenient readings. Drawn by the generator, and each tried first.
+ */
+function nonJsonReplies(jsonrpc: string): MalformedReply[] {
+  const head = (id: unknown): Members => [
+    ["jsonrpc", json(jsonrpc)],
+    ["id", json(id ?? null)],
+  ];
+  const valid = (id: unknown) => object([...head(id), ["result", OK]]);
+  const tokens = ["NaN", "Infinity", "-Infinity"].flatMap((token) =>
+    (["member", "id", "result"] as const).map((where) =>
+      reply("non-json", `${token} as ${where === "member" ? "a result member" : `the ${where}`}`, (id) =>
+        where === "id"
+          ? object([
+              ["jsonrpc", json(jsonrpc)],
+              ["id", token],
+              ["result", OK],
+            ])
+          : where === "result"
+            ? object([...head(id), ["result", token]])
+            : object([...head(id), ["result", `{"ok":true,"n":${token}}`]]),
+      ),
+    ),
+  );
+  return [
+    ...tokens,
+    reply("non-json", "a trailing comma", (id) => `${valid(id).slice(0, -1)},}`),
+    reply("non-json", "a comment", (id) => `${valid(id).slice(0, -1)}/* c */}`),
+    reply("non-json", "single quotes", (id) => valid(id).replace(/"/g, "'")),
+    reply("non-json", "an unquoted key", (id) => valid(id).replace(`"result"`, "result")),
+    reply("non-json", "a bad literal", (id) => object([...head(id), ["result", `{"ok":True}`]])),
+    reply("non-json", "a leading zero", (id) => object([...head(id), ["result", `{"ok":true,"n":01}`]])),
+    reply("non-json", "a hexadecimal number", (id) => object([...head(id), ["result", `{"ok":true,"n":0x1}`]])),
+    reply("non-json", "trailing garbage", (id) => `${valid(id)}x`),
+    reply("non-json", "two objects on one line", (id) => `${valid(id)}${valid(id)}`),
+  ];
+}
+
 function flaws(jsonrpc: string): Record<ReplyFlaw, fc.Arbitrary<MalformedReply>> {
   const head = (id: unknown): Members => [
     ["jsonrpc", json(jsonrpc)],
@@ -60,32 +99,7 @@ function flaws(jsonrpc: string): Record<ReplyFlaw, fc.Arbitrary<MalformedReply>>
   const codes = Object.values(contract.codes);
   return {
     "non-json": fc.oneof(
-      fc
-        .tuple(fc.constantFrom("NaN", "Infinity", "-Infinity"), fc.constantFrom("result", "id", "member"))
-        .map(([token, where]) =>
-          reply("non-json", `${token} as ${where === "member" ? "a result member" : `the ${where}`}`, (id) =>
-            where === "id"
-              ? object([
-                  ["jsonrpc", json(jsonrpc)],
-                  ["id", token],
-                  ["result", OK],
-                ])
-              : where === "result"
-                ? object([...head(id), ["result", token]])
-                : object([...head(id), ["result", `{"ok":true,"n":${token}}`]]),
-          ),
-        ),
-      fc.constantFrom(
-        reply("non-json", "a trailing comma", (id) => `${valid(id).slice(0, -1)},}`),
-        reply("non-json", "a comment", (id) => `${valid(id).slice(0, -1)}/* c */}`),
-        reply("non-json", "single quotes", (id) => valid(id).replace(/"/g, "'")),
-        reply("non-json", "an unquoted key", (id) => valid(id).replace(`"result"`, "result")),
-        reply("non-json", "a bad literal", (id) => object([...head(id), ["result", `{"ok":True}`]])),
-        reply("non-json", "a leading zero", (id) => object([...head(id), ["result", `{"ok":true,"n":01}`]])),
-        reply("non-json", "a hexadecimal number", (id) => object([...head(id), ["result", `{"ok":true,"n":0x1}`]])),
-        reply("non-json", "trailing garbage", (id) => `${valid(id)}x`),
-        reply("non-json", "two objects on one line", (id) => `${valid(id)}${valid(id)}`),
-      ),
+      fc.constantFrom(...nonJsonReplies(jsonrpc)),
       fc
         .integer({ min: 1, max: 40 })
         .map((cut) => reply("non-json", `truncated by ${cut} characters`, (id) => valid(id).slice(0, -cut))),
@@ -233,15 +247,7 @@ export function malformedReplyExamples(jsonrpc: string = contract.jsonrpc): Malf
     return object([...head(all[n % all.length]), ["result", OK]]);
   };
   return [
-    reply("non-json", "NaN as a result member", (id) => object([...head(id), ["result", `{"ok":true,"n":NaN}`]])),
-    reply("non-json", "Infinity as the id", () =>
-      object([
-        ["jsonrpc", json(jsonrpc)],
-        ["id", "Infinity"],
-        ["result", OK],
-      ]),
-    ),
-    reply("non-json", "a trailing comma", (id) => `${object([...head(id), ["result", OK]]).slice(0, -1)},}`),
+    ...nonJsonReplies(jsonrpc),
     reply("non-object", "the reply is null", () => "null"),
     reply("non-object", "the reply is a batch array", (id) => `[${object([...head(id), ["result", OK]])}]`),
     reply("jsonrpc", "jsonrpc missing", (id) =>

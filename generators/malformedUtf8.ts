@@ -76,6 +76,23 @@ export const UTF8_FAULTS: readonly Utf8Fault[] = [
   "above-max",
 ];
 
+/** The strings of a request the bad bytes go inside ("in-string"): before and after them. */
+const SLOTS = {
+  method: [`{"jsonrpc":${JSONRPC},"id":1,"method":"ping`, `","params":{}}`],
+  id: [`{"jsonrpc":${JSONRPC},"id":"`, `","method":"ping","params":{}}`],
+  param: [`{"jsonrpc":${JSONRPC},"id":1,"method":"ping","params":{"text":"`, `"}}`],
+} as const;
+type Slot = keyof typeof SLOTS;
+
+const placed = (fault: Utf8Fault, bad: number[], slot: Slot | "raw"): MalformedUtf8Line =>
+  slot === "raw"
+    ? line(fault, "raw", Buffer.from(bad))
+    : line(
+        fault,
+        "in-string",
+        Buffer.concat([Buffer.from(SLOTS[slot][0]), Buffer.from(bad), Buffer.from(SLOTS[slot][1])]),
+      );
+
 /** Lines (without LF) holding malformed UTF-8, raw or inside the strings of a valid request. */
 export function malformedUtf8(constraints: MalformedUtf8Constraints = {}): fc.Arbitrary<MalformedUtf8Line> {
   const { faults = [...UTF8_FAULTS], placements = ["raw", "in-string"] } = constraints;
@@ -83,16 +100,18 @@ export function malformedUtf8(constraints: MalformedUtf8Constraints = {}): fc.Ar
     .tuple(
       fc.constantFrom(...faults).chain((fault) => faultBytes[fault].map((bad) => ({ fault, bad }))),
       fc.constantFrom(...placements),
-      fc.constantFrom("method", "id", "param"),
+      fc.constantFrom(...(Object.keys(SLOTS) as Slot[])),
     )
-    .map(([{ fault, bad }, placement, slot]) => {
-      const b = Buffer.from(bad);
-      if (placement === "raw") return line(fault, placement, b);
-      const parts = {
-        method: [`{"jsonrpc":${JSONRPC},"id":1,"method":"ping`, `","params":{}}`],
-        id: [`{"jsonrpc":${JSONRPC},"id":"`, `","method":"ping","params":{}}`],
-        param: [`{"jsonrpc":${JSONRPC},"id":1,"method":"ping","params":{"text":"`, `"}}`],
-      }[slot];
-      return line(fault, placement, Buffer.concat([Buffer.from(parts[0]!), b, Buffer.from(parts[1]!)]));
-    });
+    .map(([{ fault, bad }, placement, slot]) => placed(fault, bad, placement === "raw" ? "raw" : slot));
+}
+
+/**
+ * Every fault raw and inside every string a request has (a bridge may check UTF-8 only where it reads a string):
+ * the classes a check tries first. Each fault's bytes are one drawn line of its byte ranges, the same every run.
+ */
+export function malformedUtf8Classes(): MalformedUtf8Line[] {
+  return UTF8_FAULTS.flatMap((fault) => {
+    const bad = fc.sample(faultBytes[fault], { numRuns: 1, seed: 1 })[0]!;
+    return (["raw", ...Object.keys(SLOTS)] as (Slot | "raw")[]).map((slot) => placed(fault, bad, slot));
+  });
 }

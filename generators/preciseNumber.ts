@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import { interleave } from "./domain.js";
 
 /**
  * "big-integer" an integer beyond ±(2^53 − 1), where IEEE 754 doubles stop holding every integer;
@@ -30,24 +31,31 @@ const digits = (min: number, max: number) =>
 
 const sign = fc.constantFrom("", "-");
 
+/** Each kind's listed numbers, drawn beside its generated ones: a check's classes (`preciseNumberClasses`). */
+const LISTED: Record<PreciseKind, readonly string[]> = {
+  "big-integer": ["12345678901234567890", "-12345678901234567890", "9007199254740993", "18446744073709551617"],
+  "long-fraction": ["3.141592653589793238462643383279"],
+  "out-of-range": ["1e400", "-1e400", "1E400", "1e-400"],
+};
+
 const KINDS: Record<PreciseKind, (maxDigits: number) => fc.Arbitrary<string>> = {
   // 17 digits and more: above 2^53 (16 digits) by construction.
   "big-integer": (maxDigits) =>
     fc.oneof(
-      fc.constantFrom("12345678901234567890", "-12345678901234567890", "9007199254740993", "18446744073709551617"),
+      fc.constantFrom(...LISTED["big-integer"]),
       fc.tuple(sign, digits(17, maxDigits)).map(([s, d]) => `${s}${d}`),
     ),
   // 18 significant digits and more, one of them after the point.
   "long-fraction": (maxDigits) =>
     fc.oneof(
-      fc.constant("3.141592653589793238462643383279"),
+      fc.constantFrom(...LISTED["long-fraction"]),
       fc
         .tuple(sign, digits(18, maxDigits), fc.integer({ min: 1, max: 17 }))
         .map(([s, d, point]) => `${s}${d.slice(0, point)}.${d.slice(point)}1`),
     ),
   "out-of-range": () =>
     fc.oneof(
-      fc.constantFrom("1e400", "-1e400", "1E400", "1e-400"),
+      fc.constantFrom(...LISTED["out-of-range"]),
       fc
         .tuple(
           sign,
@@ -74,6 +82,11 @@ export function preciseNumber(constraints: PreciseNumberConstraints = {}): fc.Ar
     .constantFrom(...kinds)
     .chain((kind) => KINDS[kind](Math.max(18, maxDigits)).map((text) => ({ kind, text })))
     .filter(({ text }) => lostInDouble(text));
+}
+
+/** Every listed number of every kind, one of each kind first: what a check tries before generated ones. */
+export function preciseNumberClasses(kinds: readonly PreciseKind[] = ["big-integer", "long-fraction", "out-of-range"]) {
+  return interleave(kinds.map((kind) => LISTED[kind].map((text) => ({ kind, text }))));
 }
 
 /**

@@ -14,10 +14,19 @@ export interface UnauthorizedCall {
   afterReconnect: boolean;
 }
 
+/** The params a call carries (each before authorization, where no method may read them). */
+export const UNAUTHORIZED_PARAMS: readonly Record<string, unknown>[] = [
+  {},
+  { type: "echo" },
+  { afterSeq: 0, limit: 1 },
+];
+/** Names no method has, beside the real ones: what a dispatch that checks authorization per method misses. */
+export const UNAUTHORIZED_OTHER_METHODS: readonly string[] = ["shutdown", "admin", "Auth"];
+
 /** Calls made before a connection is authorized: every method and unknown ones, after wrong tokens or a reconnect. */
 export function unauthorizedCall(constraints: UnauthorizedCallConstraints = {}): fc.Arbitrary<UnauthorizedCall> {
   const { methods = ["ping", "status", "observe", "events", "act"] } = constraints;
-  const params = fc.constantFrom<Record<string, unknown>>({}, { type: "echo" }, { afterSeq: 0, limit: 1 });
+  const params = fc.constantFrom(...UNAUTHORIZED_PARAMS);
   const wrongToken = fc.option(
     fc.oneof(
       fc.string({ maxLength: 40 }),
@@ -33,7 +42,7 @@ export function unauthorizedCall(constraints: UnauthorizedCallConstraints = {}):
     {
       method: fc.oneof(
         { weight: 5, arbitrary: fc.constantFrom(...methods) },
-        { weight: 1, arbitrary: fc.constantFrom("shutdown", "admin", "Auth") },
+        { weight: 1, arbitrary: fc.constantFrom(...UNAUTHORIZED_OTHER_METHODS) },
       ),
       params,
       wrongToken,

@@ -87,20 +87,41 @@ export function duplicateKeyEdge(place: "id" | "method", swap: boolean): ValidJs
   return { kind: "duplicate-key", place, text, methods: [a, b], ids: [`"edge"`] };
 }
 
+/** Where in "ping" an escaped control goes, and what follows the name (each in validJsonEdgeClasses). */
+const CONTROL_AT = [0, 2, 4];
+const CONTROL_SUFFIXES = ["", "x", "evil"];
+
 const escapedControl = fc
   .tuple(
     fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 0x1f })),
-    fc.constantFrom(0, 2, 4),
+    fc.constantFrom(...CONTROL_AT),
     fc.boolean(),
-    fc.constantFrom("", "x", "evil"),
+    fc.constantFrom(...CONTROL_SUFFIXES),
   )
   .map(([code, at, short, suffix]) => escapedControlEdge(code, at, short, suffix));
 
 const SURROGATES = ["\ud800", "\udbff", "\udc00", "\udfff", "\udc00\ud800", "\ud800A", "a\udfff"];
+const PLACES: EdgePlace[] = ["id", "method", "params"];
 
 const loneSurrogate = fc
-  .tuple(fc.constantFrom<EdgePlace>("id", "method", "params"), fc.constantFrom(...SURROGATES))
+  .tuple(fc.constantFrom(...PLACES), fc.constantFrom(...SURROGATES))
   .map(([place, s]) => loneSurrogateEdge(place, s));
+
+/**
+ * Every constant each kind draws from, each at least once: a NUL a C string ends at, a trimmable LF and the last
+ * control, short and \u escapes, at every place in the name and with every suffix; every unpaired surrogate, in
+ * every place; both duplicate names in both orders. The classes a check tries first.
+ */
+export function validJsonEdgeClasses(): ValidJsonEdge[] {
+  return [
+    escapedControlEdge(0, 4, false), // "ping" then NUL: a reader of C strings runs ping
+    escapedControlEdge(0x0a, 4, true), // a trailing LF a lenient reader trims
+    escapedControlEdge(0x1f, 2, false, "x"),
+    escapedControlEdge(0, 0, true, "evil"),
+    ...SURROGATES.map((s, i) => loneSurrogateEdge(PLACES[i % PLACES.length]!, s)),
+    ...(["id", "method"] as const).flatMap((place) => [false, true].map((swap) => duplicateKeyEdge(place, swap))),
+  ];
+}
 
 const duplicateKey = fc
   .tuple(fc.constantFrom<"id" | "method">("id", "method"), fc.boolean())

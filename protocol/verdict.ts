@@ -37,6 +37,13 @@ export const REASON_KINDS = [
 ] as const;
 export type ReasonKind = (typeof REASON_KINDS)[number];
 
+/**
+ * Why a check reached no verdict of its own for a cause outside the rules it judges: what it needs
+ * stopped after an earlier root cause (`after`: the check, or "preflight"), or its deadline cut it
+ * short. Such a check turns a rule `error` only where no other check judged that rule.
+ */
+export type Unjudged = { cause: "stopped"; after?: string } | { cause: "deadline" };
+
 /** One entry of the exact exchange with a peer, as reports show it. */
 export interface TranscriptEntry {
   dir: "send" | "recv" | "event";

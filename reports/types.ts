@@ -1,9 +1,9 @@
 // The report every reporter receives, and the Reporter interface. The JSON report is this
 // object (schemaVersion 1): scripts depend on its shape, so only ever add optional fields.
 import type { Level, Observed } from "../protocol/contract.js";
-import type { Oracle, ReasonKind, ReplayedCase, TranscriptEntry, Verdict } from "../protocol/verdict.js";
+import type { Oracle, ReasonKind, ReplayedCase, TranscriptEntry, Unjudged, Verdict } from "../protocol/verdict.js";
 
-export type { Oracle, ReasonKind, TranscriptEntry, Verdict };
+export type { Oracle, ReasonKind, TranscriptEntry, Unjudged, Verdict };
 
 export interface Report {
   schemaVersion: 1;
@@ -113,7 +113,10 @@ export interface RuleReport {
   reason?: string;
   /** What kind of reason `reason` is: reporters sort rules by it. */
   reasonKind?: ReasonKind;
-  /** What its checks found on rules outside the selection (--rules / --skip): said, never a verdict. */
+  /**
+   * Said, never a verdict: what its checks found on rules outside the selection (--rules / --skip), and
+   * checks that could not judge it where others did.
+   */
   notes?: string[];
   checks: CheckReport[];
 }
@@ -148,6 +151,11 @@ export interface CheckReport {
   replayed?: ReplayedCase;
   /** The run was interrupted (Ctrl-C) while this check ran: stopped there, with no verdict (`skip`). */
   interrupted?: true;
+  /**
+   * With `error`: why the check could not judge, for a cause outside its rules (an earlier check stopped
+   * the bridge serving, or its deadline cut it short). It makes a rule `error` only where no check judged it.
+   */
+  unjudged?: Unjudged;
 }
 
 /** A check as reporters see it. */

@@ -1,4 +1,5 @@
-// Check verdicts into rule verdicts: a rule's verdict is the worst of the checks that judged it.
+// Check verdicts into rule verdicts: a rule's verdict is the worst of the checks that judged it; a check
+// that could not judge for a cause outside the rule (Finding.unjudged) leaves a note where others judged it.
 import type { Contract, RuleId } from "../protocol/contract.js";
 import { type ReasonKind, VERDICT_ORDER, type Verdict, worst } from "../protocol/verdict.js";
 import type { CheckReport, RuleReport } from "../reports/types.js";
@@ -68,14 +69,43 @@ export function aggregate(
         });
       }
     }
+    if (entries.length) {
+      const { verdict, unjudged } = ruleVerdict(entries);
+      notes.push(...unjudged);
+      return { ...base, verdict, ...(notes.length ? { notes } : {}), checks: entries };
+    }
     const said = notes.length ? { notes } : {};
-    if (entries.length)
-      return { ...base, verdict: entries.map((e) => e.verdict).reduce(worst), ...said, checks: entries };
     const { kind: reasonKind, text: reason } = skipReason(rule.id) ?? { kind: "not-run", text: "not run" };
     if (reasonKind === "uncovered") return { ...base, verdict: "error" as const, reason, reasonKind, checks: [] };
     return { ...base, verdict: "skip" as const, reason, reasonKind, ...said, checks: [] };
   });
 }
+
+/**
+ * A rule's verdict from its checks' entries: the worst of them, except that an entry of a check that could
+ * not judge (`unjudged`: an earlier root cause stopped it, or its deadline) counts only where no check
+ * reached a verdict on the rule; elsewhere it is said in a note (returned in `unjudged`).
+ */
+export function ruleVerdict(entries: readonly CheckReport[]): { verdict: Verdict; unjudged: string[] } {
+  const judged = entries.filter((e) => !e.unjudged);
+  if (!judged.some((e) => e.verdict === "pass" || e.verdict === "fail" || e.verdict === "warn"))
+    return { verdict: entries.map((e) => e.verdict).reduce(worst), unjudged: [] };
+  const byCause = new Map<string, string[]>();
+  for (const e of entries) {
+    if (!e.unjudged) continue;
+    const cause = e.unjudged.cause === "deadline" ? "cut short by the check's deadline" : inconclusiveAfter(e);
+    byCause.set(cause, [...(byCause.get(cause) ?? []), e.id]);
+  }
+  return {
+    verdict: judged.map((e) => e.verdict).reduce(worst),
+    unjudged: [...byCause].map(([cause, ids]) => `not judged by ${ids.join(", ")} (${cause})`),
+  };
+}
+
+const inconclusiveAfter = (e: CheckReport): string =>
+  e.unjudged?.cause === "stopped" && e.unjudged.after
+    ? `inconclusive after ${e.unjudged.after}, the root cause`
+    : e.message;
 
 export function summarize(rules: RuleReport[]): Record<Verdict, number> {
   return Object.fromEntries(VERDICT_ORDER.map((v) => [v, rules.filter((r) => r.verdict === v).length])) as Record<
@@ -110,6 +140,7 @@ export function toCheckReport<C extends Pick<Check, "id" | "description" | "rule
   if (f.reproduced !== undefined) report.reproduced = f.reproduced;
   if (f.replayed !== undefined) report.replayed = f.replayed;
   if (f.interrupted) report.interrupted = true;
+  if (f.unjudged !== undefined && f.verdict === "error") report.unjudged = f.unjudged;
   if ((f.verdict === "fail" || f.verdict === "warn") && o.replayCommand) report.replay = o.replayCommand(check, f);
   if (f.transcript && f.verdict !== "pass") report.transcript = f.transcript;
   return report;

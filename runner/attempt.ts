@@ -79,6 +79,7 @@ export async function attemptCheck(check: Check, o: AttemptContext, exact?: Case
         resolve({
           verdict: "error",
           message: `the check did not finish within its deadline of ${o.checkDeadlineMs} ms`,
+          unjudged: { cause: "deadline" },
         }),
       o.checkDeadlineMs + o.timeoutMs,
     );

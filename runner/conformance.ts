@@ -20,7 +20,7 @@ import { checkDirectories, checkWritable, reportOutputs } from "./outputs.js";
 import { replayCommand, replayTarget, replayVerdicts } from "./replay.js";
 import { chosenCases, openTarget, runSettings, runToken } from "./run/settings.js";
 import { runOutcome } from "./run.js";
-import { namedChecks } from "./selection.js";
+import { lastFailedSelection, namedChecks } from "./selection.js";
 import { TOOL } from "./tool.js";
 
 export type { Deps, Io, Outcome, Values } from "./cli/outcome.js";
@@ -210,9 +210,10 @@ const randomSeed = () => Math.floor(Math.random() * 2 ** 31);
 
 /** --last-failed: the rules that failed or could not be judged in an earlier report (all when none did). */
 function lastFailed(report: Report, file: string, io: Io): string[] {
-  const failed = report.rules.filter((r) => r.verdict === "fail" || r.verdict === "error").map((r) => r.id);
-  if (failed.length === 0) io.err(`aicontrol-conformance: no rule failed in ${file}: running every rule\n`);
-  return failed;
+  const { rules, unreplayable } = lastFailedSelection(report);
+  for (const why of unreplayable) io.err(`aicontrol-conformance: --last-failed cannot replay ${why}\n`);
+  if (rules.length === 0) io.err(`aicontrol-conformance: no rule failed in ${file}: running every rule\n`);
+  return rules;
 }
 
 export { TOOL };

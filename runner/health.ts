@@ -37,7 +37,10 @@ export async function probeConcurrency(o: AttemptContext): Promise<boolean | und
 }
 
 /** After a failing check: is the bridge still there? Restart one this tool owns; otherwise stop judging. */
-export async function lostTarget(check: Check, o: AttemptContext): Promise<{ problem: string } | undefined> {
+export async function lostTarget(
+  check: Check,
+  o: AttemptContext,
+): Promise<{ problem: string; after: string } | undefined> {
   const target = o.target;
   try {
     (
@@ -52,11 +55,13 @@ export async function lostTarget(check: Check, o: AttemptContext): Promise<{ pro
       } catch (err) {
         return {
           problem: `the bridge stopped during ${check.id} and could not be restarted: ${(err as Error).message}`,
+          after: check.id,
         };
       }
     }
     return {
       problem: `the bridge stopped accepting connections during ${check.id}, so nothing after it can be judged`,
+      after: check.id,
     };
   }
 }

@@ -1,6 +1,5 @@
-import { worst } from "../protocol/verdict.js";
 import type { Report, RuleReport } from "../reports/types.js";
-import { summarize } from "./aggregate.js";
+import { ruleVerdict, summarize } from "./aggregate.js";
 import { mergeStateCoverage } from "./coverage.js";
 
 /**
@@ -74,8 +73,10 @@ export function mergeReports(reports: Report[]): Report {
     const byCheck = new Map(all.flatMap((r) => r.checks).map((c) => [c.id, c]));
     const checks = [...byCheck.values()];
     if (checks.length) {
-      const { reason: _, ...rest } = rule;
-      return { ...rest, verdict: checks.map((c) => c.verdict).reduce(worst), checks };
+      const { reason: _, notes: __, ...rest } = rule;
+      const { verdict, unjudged } = ruleVerdict(checks);
+      const notes = [...new Set([...all.flatMap((r) => r.notes ?? []), ...unjudged])];
+      return { ...rest, verdict, ...(notes.length ? { notes } : {}), checks };
     }
     // Where a shard ran the rule's checks, its reason (not "checked in another shard") is the merged run's.
     const { reason, reasonKind } = all.find((r) => r.reason && r.reasonKind !== "other-shard") ?? rule;

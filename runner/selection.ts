@@ -2,10 +2,12 @@
 // --check (and to --rules by mistake), with the name they probably meant.
 import picomatch from "picomatch";
 import type { RuleId } from "../protocol/contract.js";
+import type { Report } from "../reports/types.js";
 import type { Check } from "../suites/harness/check.js";
 import { allChecks } from "../suites/index.js";
 import { suggest } from "./cli/options/suggest.js";
 import { UsageError } from "./cli/options/value.js";
+import { isDiagnosis } from "./health.js";
 
 /** The checks named by --check, or a UsageError naming the first that does not exist. */
 export function namedChecks(ids: readonly string[], checks: readonly Check[] = allChecks): Check[] {
@@ -42,4 +44,29 @@ export function listSelection(
   if (!ids?.length) return { checks: allChecks, rules: selected };
   const checks = namedChecks(ids);
   return { checks, rules: (rule) => selected(rule) && checks.some((c) => c.rules.includes(rule)) };
+}
+
+/**
+ * What --last-failed runs again: the rules that failed or could not be judged in `report`, and the rules of every
+ * check that failed there. A check's failure may be judged on a rule not its own (a precise id echoed as Infinity
+ * breaks wire.ndjson, not the id's echo): selected by that rule alone, the check would not run and its case would
+ * be left out. `unreplayable` names each failing entry no check of this tool can run again, and why.
+ */
+export function lastFailedSelection(
+  report: Report,
+  checks: readonly Check[] = allChecks,
+): { rules: string[]; unreplayable: string[] } {
+  const rules = new Set(report.rules.filter((r) => r.verdict === "fail" || r.verdict === "error").map((r) => r.id));
+  const unreplayable = new Set<string>();
+  for (const entry of report.rules.flatMap((r) => r.checks)) {
+    if (entry.verdict !== "fail") continue;
+    const check = checks.find((c) => c.id === entry.id);
+    if (check) for (const rule of check.rules) rules.add(rule);
+    else if (isDiagnosis(entry.id))
+      unreplayable.add(
+        `${entry.id}: found between checks (by preflight or the canary), not a check with a case of its own; its rule is judged again by its checks`,
+      );
+    else unreplayable.add(`${entry.id}: no check of that name in this version of the tool`);
+  }
+  return { rules: [...rules], unreplayable: [...unreplayable] };
 }

@@ -1,13 +1,17 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { flaky } from "../bridges/mutants/flaky.js";
 import { mutants } from "../bridges/mutants/index.js";
+import { type JsonObject, ReferenceBridge } from "../bridges/reference/bridge.js";
 import type { Report } from "../reports/types.js";
 import { compareReports } from "../runner/compare.js";
 import { recordedCase, recordedTarget, triesToTrust } from "../runner/replay.js";
 import type { Check, Finding } from "../suites/harness/check.js";
 import { allChecks } from "../suites/index.js";
-import { runSuite } from "./helpers.js";
+import { cli, readReport, runSuite, TEST_TOKEN } from "./helpers.js";
 
 /** A deterministic stand-in for Math.random: the same draws in every run of the test. */
 function seeded(seed: number): () => number {
@@ -274,5 +278,51 @@ describe("the target a report recorded", () => {
       builtIn: true,
     });
     expect(recordedTarget(target({ kind: "client", command: "c" }))).toBeUndefined();
+  });
+});
+
+/**
+ * Reads the id into a double and writes it back as Python's json does: 1e400 comes back as Infinity, no JSON. Its
+ * failure is judged on wire.ndjson, a rule precise-id (the check that finds it) does not judge.
+ */
+class EchoesInfinity extends ReferenceBridge {
+  protected override idText(): string | undefined {
+    return undefined;
+  }
+  protected override line(response: JsonObject, idText?: string): string {
+    const text = super.line(response, idText);
+    const id = response.id as unknown;
+    return typeof id === "number" && !Number.isFinite(id)
+      ? text.replace('"id":null', `"id":${id < 0 ? "-" : ""}Infinity`)
+      : text;
+  }
+}
+
+describe("--last-failed", () => {
+  it("replays a check whose failure was judged on another rule, and names the entries it cannot replay", async () => {
+    const bridge = new EchoesInfinity({ token: TEST_TOKEN });
+    const { port } = await bridge.listen();
+    const dir = mkdtempSync(join(tmpdir(), "aicc-last-failed-"));
+    try {
+      const at = ["--endpoint", `127.0.0.1:${port}`, "--profile", "quick", "--timeout", "400ms"];
+      const env = { FONLINE_AI_TOKEN: TEST_TOKEN };
+      const earlier = join(dir, "earlier.json");
+      await cli([...at, "--check", "wire.response-envelope/precise-id", "--recheck", "0", "--json", earlier], env);
+      const before = readReport(earlier);
+      const ndjson = before.rules.find((r) => r.id.endsWith(".wire.ndjson"))!;
+      expect(ndjson.verdict).toBe("fail");
+      expect(ndjson.checks.map((c) => c.id)).toEqual(["wire.response-envelope/precise-id"]);
+      // A diagnosis that failed is no check to replay: said so, not left out silently.
+      ndjson.checks.push({ id: "canary/wire.ndjson", verdict: "fail", message: "m" });
+      writeFileSync(earlier, JSON.stringify(before));
+      const json = join(dir, "again.json");
+      const r = await cli([...at, "--last-failed", earlier, "--json", json], env);
+      expect(r.code).toBe(1);
+      const precise = finding(readReport(json), "wire.response-envelope/precise-id");
+      expect(precise).toMatchObject({ verdict: "fail", replayed: { verdict: "fail" } });
+      expect(r.err).toMatch(/--last-failed cannot replay canary\/wire.ndjson: found between checks/);
+    } finally {
+      await bridge.close();
+    }
   });
 });

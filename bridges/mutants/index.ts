@@ -271,6 +271,24 @@ const basics: Mutant[] = [
     },
   ),
   mutant(
+    "accepts-nan-only",
+    "error.parse/non-json",
+    "error.parse",
+    "takes NaN where a value stands (as null) but refuses -NaN, Infinity and -Infinity: one value of the four a " +
+      "lenient parser may take",
+    class extends ReferenceBridge {
+      protected override parse(line: Buffer): unknown {
+        try {
+          return super.parse(line);
+        } catch (err) {
+          const text = line.toString("utf8");
+          if (!/[:[,]NaN[,}\]]/.test(text)) throw err;
+          return JSON.parse(text.replace(/([:[,])NaN(?=[,}\]])/g, "$1null"));
+        }
+      }
+    },
+  ),
+  mutant(
     "parse-error-as-invalid-request",
     "error.parse/non-json",
     "error.parse",

@@ -110,9 +110,15 @@ function notRunNow(run: Run, check: Check): Finding | undefined {
       verdict: state.stop.interrupted ? "skip" : "error",
       message: state.stop.problem,
       reasonKind: state.stop.interrupted ? "not-run" : state.stop === state.blocked ? "blocked" : "inconclusive",
+      ...(state.stop.after ? { unjudged: { cause: "stopped" as const, after: state.stop.after } } : {}),
     };
   if (state.stopped && check.needs?.includes(state.stopped.duty as "completions"))
-    return { verdict: "error", message: inconclusive(state.stopped), reasonKind: "inconclusive" };
+    return {
+      verdict: "error",
+      message: inconclusive(state.stopped),
+      reasonKind: "inconclusive",
+      unjudged: { cause: "stopped", after: state.stopped.after },
+    };
   return undefined;
 }
 
@@ -147,6 +153,6 @@ async function diagnosed(run: Run, at: string): Promise<void> {
     };
     if (!state.results.has(check.id)) await record(run, check, finding, Date.now());
   }
-  if (found.problem) state.stop = { problem: found.problem };
+  if (found.problem) state.stop = { problem: found.problem, after: at };
   else if (found.stopped) state.stopped = found.stopped;
 }

@@ -16,6 +16,8 @@ import type { Plan } from "./plan.js";
 export interface Stop {
   problem: string;
   interrupted?: boolean;
+  /** The check after which the bridge stopped serving: the root cause of every check not judged since. */
+  after?: string;
 }
 
 export class RunState {

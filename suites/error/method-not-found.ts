@@ -1,4 +1,4 @@
-import { unknownMethod } from "../../generators/unknownMethod.js";
+import { unknownMethod, unknownMethodNearMisses } from "../../generators/unknownMethod.js";
 import { type Check, rpc } from "../harness/check.js";
 import { classesFirst } from "../harness/classes.js";
 
@@ -23,6 +23,12 @@ const METHOD_CLASSES = [
 
 import { expectError } from "../harness/expect.js";
 
+/** The names above, then every other near miss of every real method (each change of each name). */
+const methodClasses = (known: readonly string[]) => [
+  ...METHOD_CLASSES,
+  ...unknownMethodNearMisses(known).filter((m) => !METHOD_CLASSES.includes(m)),
+];
+
 export const unknownMethods: Check = {
   id: "error.method-not-found/unknown-method",
   rules: ["error.method-not-found"],
@@ -34,7 +40,7 @@ export const unknownMethods: Check = {
       unknownMethod({ known: ctx.contract.methods }),
       (method) =>
         expectError(ctx, rpc(method, {}, 1), "error.method-not-found", `The unknown method ${JSON.stringify(method)}`),
-      classesFirst(METHOD_CLASSES, ctx.runs - METHOD_CLASSES.length),
+      classesFirst(methodClasses(ctx.contract.methods), ctx.runs - METHOD_CLASSES.length),
     ),
 };
 

@@ -1,11 +1,16 @@
-import { type UnauthorizedCall, unauthorizedCall } from "../../generators/unauthorizedCall.js";
+import {
+  UNAUTHORIZED_OTHER_METHODS,
+  UNAUTHORIZED_PARAMS,
+  type UnauthorizedCall,
+  unauthorizedCall,
+} from "../../generators/unauthorizedCall.js";
 import { type Check, describeReply, errorCode, fail, pass, resultOf, rpc, skip, warn } from "../harness/check.js";
 import { classesFirst, cover } from "../harness/classes.js";
 import { judgedBy, NO_TOKEN } from "../harness/expect.js";
 import { plainRejection } from "../harness/plain.js";
 
 /** Every method, an unknown one and a near miss of auth, each in every situation at least once (two rounds). */
-const METHOD_CLASSES = ["ping", "status", "observe", "events", "act", "no.such.method", "Auth"];
+const METHOD_CLASSES = ["ping", "status", "observe", "events", "act", "no.such.method", ...UNAUTHORIZED_OTHER_METHODS];
 const SITUATIONS: Omit<UnauthorizedCall, "method" | "params">[] = [
   { afterReconnect: false },
   { afterReconnect: false, wrongToken: "" },
@@ -15,7 +20,12 @@ const SITUATIONS: Omit<UnauthorizedCall, "method" | "params">[] = [
   { afterReconnect: true, wrongToken: null },
 ];
 const CALL_CLASSES: UnauthorizedCall[] = cover(METHOD_CLASSES, SITUATIONS, 2 * METHOD_CLASSES.length).map(
-  ([method, situation]) => ({ method, params: method === "act" ? { type: "echo" } : {}, ...situation }),
+  // Every params value the generator draws is met too (act keeps its type, so only authorization is missing).
+  ([method, situation], i) => ({
+    method,
+    params: method === "act" ? { type: "echo" } : UNAUTHORIZED_PARAMS[i % UNAUTHORIZED_PARAMS.length]!,
+    ...situation,
+  }),
 );
 
 export const beforeAuth: Check = {

@@ -1,10 +1,18 @@
 import type fc from "fast-check";
 import { type Contract, type RuleId, contract as shipped } from "../../protocol/contract.js";
-import type { Oracle, ReasonKind, ReplayedCase, RootCause, TranscriptEntry, Verdict } from "../../protocol/verdict.js";
+import type {
+  Oracle,
+  ReasonKind,
+  ReplayedCase,
+  RootCause,
+  TranscriptEntry,
+  Unjudged,
+  Verdict,
+} from "../../protocol/verdict.js";
 import type { CellsReached } from "./cells.js";
 import type { Connection, ReadResult } from "./connection.js";
 
-export type { Verdict };
+export type { Unjudged, Verdict };
 
 /** What a check concluded. */
 export interface Finding {
@@ -37,6 +45,8 @@ export interface Finding {
   rootCause?: RootCause;
   /** The run was interrupted (Ctrl-C) while the check ran: it was stopped there, with no verdict (`skip`). */
   interrupted?: true;
+  /** With `error`: the check could not judge for a cause outside its rules (an earlier root cause, its deadline). */
+  unjudged?: Unjudged;
 }
 
 export interface Reproduced {
@@ -342,6 +352,8 @@ export function findingOf(err: unknown): Finding {
     ...(expected !== undefined ? { expected } : {}),
     ...(actual !== undefined ? { actual } : {}),
     ...(rule ? { rules: [rule] } : {}),
+    ...(err.kind === "inconclusive" ? { unjudged: { cause: "stopped" as const } } : {}),
+    ...(err.kind === "deadline" ? { unjudged: { cause: "deadline" as const } } : {}),
     // A reply that broke the framing or the envelope, or none where one is due: any well-formed reply meets the rule.
     ...(err.detail.oracle
       ? { oracle: err.detail.oracle }

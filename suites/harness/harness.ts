@@ -427,6 +427,7 @@ export class Harness implements CheckContext {
       return {
         verdict: "error",
         message: `no generated case finished within the check's deadline (${result.numRuns} ran)`,
+        unjudged: { cause: "deadline" },
       };
     if (result.failed)
       return {
@@ -438,6 +439,7 @@ export class Harness implements CheckContext {
       return {
         verdict: "error",
         message: `no generated case finished within the check's deadline (${cut} cut short)`,
+        unjudged: { cause: "deadline" },
       };
     // A warning names its case exactly, so that a replay judges that case and no other.
     if (warning)

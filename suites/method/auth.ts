@@ -1,5 +1,11 @@
 import fc from "fast-check";
-import { describeNearMiss, nearMissParams, type TokenNearMiss, tokenNearMiss } from "../../generators/tokenNearMiss.js";
+import {
+  describeNearMiss,
+  NEAR_MISS_PADS,
+  nearMissParams,
+  type TokenNearMiss,
+  tokenNearMiss,
+} from "../../generators/tokenNearMiss.js";
 import type { TranscriptEntry } from "../../protocol/verdict.js";
 import {
   type Check,
@@ -117,9 +123,10 @@ function everyNearMiss(token: string): TokenNearMiss[] {
     { kind: "case", change: "upper" },
     { kind: "case", change: "lower" },
     { kind: "case", change: "swap" },
-    { kind: "padded", where: "trailing", pad: " " },
-    { kind: "padded", where: "trailing", pad: "\n" },
-    { kind: "padded", where: "leading", pad: " " },
+    // Every pad on both sides: a compare that trims one kind of whitespace (a tab, a CR, NBSP) lets it in.
+    ...NEAR_MISS_PADS.flatMap((pad) =>
+      (["trailing", "leading"] as const).map((where): TokenNearMiss => ({ kind: "padded", where, pad })),
+    ),
     { kind: "empty" },
     { kind: "changed", at: length - 1, to: 0 },
     { kind: "changed", at: 0, to: 0 },

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { lostInDouble, preciseNumber } from "../../generators/preciseNumber.js";
+import { lostInDouble, preciseNumber, preciseNumberClasses } from "../../generators/preciseNumber.js";
 import { requestId } from "../../generators/requestId.js";
 import { type Check, describeReply, type Finding, fail, pass, rpc, warn } from "../harness/check.js";
 import { classesFirst } from "../harness/classes.js";
@@ -59,6 +59,7 @@ const SHAPES: Record<Shape, (number: string) => string> = {
   array: (n) => `[${n}]`,
   object: (n) => `{"n":${n}}`,
 };
+const SHAPE_NAMES = Object.keys(SHAPES) as Shape[];
 
 /**
  * The id's JSON text with every number replaced by its nearest double, as a parser that reads numbers into doubles
@@ -92,6 +93,12 @@ const PRECISE_EXAMPLES: PreciseCase[] = [
   { number: "1e2", shape: "bare", method: "ping" },
   { number: "-0", shape: "array", method: "ping" },
 ];
+// Then every other listed number a double cannot hold, and every other respelling: each is tried in every profile.
+for (const number of [...preciseNumberClasses().map((p) => p.text), ...RESPELLED])
+  if (!PRECISE_EXAMPLES.some((e) => e.number === number)) {
+    const i = PRECISE_EXAMPLES.length;
+    PRECISE_EXAMPLES.push({ number, shape: SHAPE_NAMES[i % 3]!, method: ECHO_METHODS[i % ECHO_METHODS.length]! });
+  }
 
 export const preciseId: Check = {
   id: "wire.response-envelope/precise-id",

@@ -1,15 +1,11 @@
 import fc from "fast-check";
-import { type MalformedUtf8Line, malformedUtf8, UTF8_FAULTS } from "../../generators/malformedUtf8.js";
+import { type MalformedUtf8Line, malformedUtf8, malformedUtf8Classes } from "../../generators/malformedUtf8.js";
 import { type Check, describeReply, fail, pass, rpc } from "../harness/check.js";
 import { classesFirst } from "../harness/classes.js";
 import { expectPong, judgedBy, rejectedOrClosed, rejectedOrClosedOracle } from "../harness/expect.js";
 
-/** One line of every fault in both placements (Markus Kuhn's categories), before the generated ones. */
-const UTF8_CLASSES: MalformedUtf8Line[] = UTF8_FAULTS.flatMap((fault) =>
-  (["raw", "in-string"] as const).map(
-    (placement) => fc.sample(malformedUtf8({ faults: [fault], placements: [placement] }), { numRuns: 1, seed: 1 })[0]!,
-  ),
-);
+/** One line of every fault (Markus Kuhn's categories), raw and in every string of a request, before the generated ones. */
+const UTF8_CLASSES: MalformedUtf8Line[] = malformedUtf8Classes();
 
 /** Text a decoder or a JSON writer gets wrong first: 2-, 3- and 4-byte characters, combining marks, escapes. */
 const TEXT_CLASSES = ["\u00e9", "\u20ac", "\u{1d11e}", "e\u0301", "\u0000\u001f", "\u2028\u2029", "\ufeff", '"\\/'];
