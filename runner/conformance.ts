@@ -346,6 +346,7 @@ async function clientMode(
     reporters: reporters(),
     log: (line) => io.err(`${line}\n`),
     signal: deps.signal,
+    recheck: values.recheck,
   });
   if (deps.signal?.aborted) return { code: EXIT.interrupted, report };
   if (clientUnstarted(report)) return { code: EXIT.unreachable, report };

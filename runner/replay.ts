@@ -88,13 +88,22 @@ export async function recheck(check: Check, finding: Finding, o: RunOptions): Pr
     if (again.verdict === "fail") failed++;
   }
   if (o.stats) o.stats.recheckingMs += Date.now() - started;
+  return graded(finding, ran, failed);
+}
+
+/**
+ * A finding graded by its recheck: `again` of `ran` tries that reached a verdict reached its verdict again.
+ * Seen every time is consistent and seen some of the times flaky, both as found; never seen again, a failure is
+ * a warning and a warning (client mode rechecks those that rest on time) a pass, each saying so.
+ */
+export function graded(finding: Finding, ran: number, again: number): Finding {
   if (ran === 0) return finding;
-  const grade = failed === ran ? "consistent" : failed > 0 ? "flaky" : "not-reproduced";
-  const reproduced = { tries: ran, failed, grade } as const;
+  const grade = again === ran ? "consistent" : again > 0 ? "flaky" : "not-reproduced";
+  const reproduced = { tries: ran, failed: again, grade } as const;
   if (grade !== "not-reproduced") return { ...finding, reproduced };
   return {
     ...finding,
-    verdict: "warn",
+    verdict: finding.verdict === "fail" ? "warn" : "pass",
     message: `${finding.message} (seen once, not reproduced in ${ran} tries)`,
     reproduced,
   };

@@ -7,8 +7,8 @@ import { clientMutants } from "../bridges/clients/mutants.js";
 import { contract } from "../protocol/contract.js";
 import type { Report } from "../reports/types.js";
 import { clientUnstarted, runClientMode } from "../runner/client.js";
-import { NEEDS_OUTCOME } from "../suites/client/context.js";
 import { BRIDGE_DUTY, clientChecks } from "../suites/client/index.js";
+import { NEEDS_OUTCOME } from "../suites/client/judge.js";
 import { cli, problems, readReport, verdictOf } from "./helpers.js";
 
 // The compiled reference client (the global setup builds it), started once per case.

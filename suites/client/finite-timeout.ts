@@ -1,7 +1,8 @@
 // validation.finite-timeout: the client refuses a timeout that is not a finite positive number
 // before connecting, and the timeout it takes bounds the whole request, not each read.
 import type { Finding } from "../harness/check.js";
-import { type CaseRun, type ClientCheck, describeRun, expectRejected, line, notConnected } from "./context.js";
+import type { CaseRun, ClientCheck } from "./context.js";
+import { describeRun, expectRejected, line, notConnected } from "./judge.js";
 import { validResult } from "./replies.js";
 
 /**
@@ -10,16 +11,20 @@ import { validResult } from "./replies.js";
  */
 export const slackMs = (timeoutMs: number) => Math.max(timeoutMs / 2, 500);
 
-/** A client that gave up, but only well after its timeout: a warning naming how long it waited. */
+/**
+ * A client that gave up, but only well after its timeout: a warning naming how long it waited. The moments this
+ * tool stood still are not counted against it: the client's exit could not be seen then.
+ */
 function waitedPast(run: CaseRun, t: number, what: string, why: string): Finding | undefined {
   const waited = run.afterRequestMs ?? run.elapsedMs;
-  if (waited <= t + slackMs(t)) return undefined;
+  if (waited - run.lostMs <= t + slackMs(t)) return undefined;
   return {
     verdict: "warn",
     message: `The client waited ${waited} ms for ${what}, past its timeout of ${t} ms: ${why}.`,
     expected: `the client gives up within about ${t} ms of sending its request`,
     actual: describeRun(run),
     transcript: run.transcript,
+    timed: true,
   };
 }
 
@@ -58,6 +63,7 @@ export const checks: ClientCheck[] = [
             actual: `${run.connections} connection(s); ${describeRun(run)}`,
             counterexample: `--timeout ${timeout}`,
             transcript: run.transcript,
+            ...(run.killed && run.connections === 0 ? { timed: true } : {}),
           };
         }
       }

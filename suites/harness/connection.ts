@@ -2,6 +2,7 @@ import { once } from "node:events";
 import { connect as netConnect, type Socket } from "node:net";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { TranscriptEntry } from "../../protocol/verdict.js";
+import { machine } from "./machine.js";
 import { type Deferred, Transcript } from "./transcript.js";
 
 export type { TranscriptEntry };
@@ -137,6 +138,9 @@ export class Connection {
   private end?: ReadResult;
   private waiter?: () => void;
   private waitUntil = 0;
+  /** What the machine had lost when the wait began (machine.ts). */
+  private lostMark = 0;
+  private waitMs = 0;
   private timer?: NodeJS.Timeout;
   private timerMs = 0;
 
@@ -299,7 +303,10 @@ export class Connection {
     const stats = this.options.stats;
     stats?.waitStarted();
     return new Promise<T>((resolve, reject) => {
-      this.waitUntil = Date.now() + limit;
+      const now = Date.now();
+      this.waitUntil = now + limit;
+      this.lostMark = machine.lost(now);
+      this.waitMs = limit;
       this.waiter = () => {
         this.waiter = undefined;
         stats?.waitEnded();
@@ -320,10 +327,17 @@ export class Connection {
   }
 
   private onTimer(): void {
-    if (!this.waiter) return;
-    const left = this.waitUntil - Date.now();
+    const waiter = this.waiter;
+    if (!waiter) return;
+    // The wait is lengthened by the moments this process stood still (at most its own length, within the deadline):
+    // a reply it could not read then is not late. One more turn reads a reply that came in the stall.
+    const now = Date.now();
+    const stretch = Math.min(this.waitMs, machine.since(this.lostMark, now), remaining(this.options.deadline));
+    const left = this.waitUntil + stretch - now;
     if (left <= 0) {
-      this.waiter();
+      setImmediate(() => {
+        if (this.waiter === waiter) waiter();
+      });
       return;
     }
     this.timerMs = left;
