@@ -1,0 +1,206 @@
+// The bench's load mode: the standard profile against conformant targets, once on a quiet machine and once
+// while busy processes (twice the cores) compete for the CPU. A verdict that the load changed is a false one:
+// the figure must be 0. The slowdown is the loaded run's wall time over the quiet run's.
+//   node dist/bench/load.js [--seeds N]   (alone: prints the figures; bench.ts calls loadFigures)
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+const root = here("../../");
+
+/** A figure as bench.ts lays it out. */
+export interface LoadFigure {
+  figure: string;
+  samples: number[];
+  unit: string;
+  digits: number;
+  target: string;
+  ok?: (median: number) => boolean;
+}
+
+interface Target {
+  name: string;
+  args: string[];
+}
+
+/** The conformant targets: bridges as their authors run the tool, and client mode against conformant clients. */
+function targets(env: NodeJS.ProcessEnv): Target[] {
+  const node = `"${process.execPath}"`;
+  const list: Target[] = [
+    { name: "built-in reference bridge", args: [] },
+    { name: "Python bridge", args: ["--spawn", "python3 bridges/python/bridge.py --port 0"] },
+    {
+      name: "reference bridge draining every 20 ms",
+      args: ["--spawn", `${node} ${here("../bridges/reference/cli.js")} --drain-ms 20`],
+    },
+    {
+      name: "client mode, the project's reference client",
+      args: [
+        "client",
+        "--exec",
+        `${node} ${here("../bridges/clients/reference.js")} --host {host} --port {port} --timeout {timeout} ping`,
+      ],
+    },
+  ];
+  if (env.FONLINE_DIR)
+    list.push({
+      name: "client mode, the FOnline reference client",
+      args: [
+        "client",
+        "--exec",
+        `python3 ${join(env.FONLINE_DIR, "BuildTools/ai_control_client.py")} --host {host} --port {port} --timeout {timeout} ping`,
+      ],
+    });
+  return list;
+}
+
+/** Busy processes, each bounded by its own clock so that none outlives a bench that died. */
+function startBusy(count: number, mostMs: number): ChildProcess[] {
+  const script = `const end = Date.now() + ${mostMs}; while (Date.now() < end) {}`;
+  return Array.from({ length: count }, () => spawn(process.execPath, ["-e", script], { stdio: "ignore" }));
+}
+
+async function stopBusy(busy: ChildProcess[]): Promise<void> {
+  await Promise.all(
+    busy.map((child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return undefined;
+      const gone = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGKILL");
+      return gone;
+    }),
+  );
+}
+
+interface Outcome {
+  ms: number;
+  code: number | null;
+  /** Every check's verdict, by id. */
+  verdicts: Map<string, string>;
+  /** The highest one-minute load average seen during the run. */
+  load: number;
+}
+
+async function runTool(args: string[], seed: number, dir: string): Promise<Outcome> {
+  const json = join(dir, `r-${seed}-${Date.now()}.json`);
+  const started = Date.now();
+  let load = loadavg()[0]!;
+  const sampler = setInterval(() => (load = Math.max(load, loadavg()[0]!)), 1000);
+  const child = spawn(
+    process.execPath,
+    [here("../bin.js"), ...args, "--profile", "standard", "--seed", String(seed), "--json", json],
+    { cwd: root, stdio: "ignore", env: process.env },
+  );
+  const code = await new Promise<number | null>((resolve) => child.once("exit", (c) => resolve(c)));
+  clearInterval(sampler);
+  const ms = Date.now() - started;
+  const verdicts = new Map<string, string>();
+  try {
+    const report = JSON.parse(readFileSync(json, "utf8")) as {
+      rules: { checks: { id: string; verdict: string }[] }[];
+    };
+    for (const check of report.rules.flatMap((r) => r.checks)) verdicts.set(check.id, check.verdict);
+  } catch {
+    verdicts.set("(report)", "missing");
+  }
+  return { ms, code, verdicts, load };
+}
+
+/** Checks whose verdict differs between the quiet run and the loaded one: `id quiet->loaded`. */
+function differences(quiet: Outcome, loaded: Outcome): string[] {
+  const ids = new Set([...quiet.verdicts.keys(), ...loaded.verdicts.keys()]);
+  return [...ids]
+    .filter((id) => quiet.verdicts.get(id) !== loaded.verdicts.get(id))
+    .map((id) => `${id} ${quiet.verdicts.get(id) ?? "none"}->${loaded.verdicts.get(id) ?? "none"}`);
+}
+
+export interface LoadResult {
+  figures: LoadFigure[];
+  /** The method, for the bench's record. */
+  method: string;
+  /** Every verdict the load changed, and every quiet verdict that was not a pass, said in words. */
+  notes: string[];
+}
+
+/** Runs every target quiet and loaded, `seeds` times each, and returns the figures. */
+export async function loadFigures(seeds = 2, log: (line: string) => void = console.log): Promise<LoadResult> {
+  const busyCount = 2 * cpus().length;
+  const dir = mkdtempSync(join(tmpdir(), "aicontrol-load-"));
+  const figures: LoadFigure[] = [];
+  const notes: string[] = [];
+  let busy: ChildProcess[] = [];
+  const stop = () => {
+    for (const child of busy) child.kill("SIGKILL");
+  };
+  process.once("exit", stop);
+  try {
+    for (const target of targets(process.env)) {
+      const falses: number[] = [];
+      const slowdown: number[] = [];
+      const loads: number[] = [];
+      for (let seed = 1; seed <= seeds; seed++) {
+        const quiet = await runTool(target.args, seed, dir);
+        busy = startBusy(busyCount, 10 * 60_000);
+        const loaded = await runTool(target.args, seed, dir).finally(() => stopBusy(busy));
+        busy = [];
+        const changed = differences(quiet, loaded);
+        const failedQuietly = [...quiet.verdicts].filter(([, v]) => v === "fail" || v === "error");
+        falses.push(changed.length);
+        slowdown.push(loaded.ms / quiet.ms);
+        loads.push(loaded.load);
+        if (changed.length) notes.push(`${target.name}, seed ${seed}: ${changed.join(", ")}`);
+        if (failedQuietly.length)
+          notes.push(`${target.name}, seed ${seed}, quiet: ${failedQuietly.map(([id, v]) => `${id} ${v}`).join(", ")}`);
+        log(
+          `   load: ${target.name}, seed ${seed}: quiet ${(quiet.ms / 1000).toFixed(1)} s (exit ${quiet.code}), ` +
+            `loaded ${(loaded.ms / 1000).toFixed(1)} s (exit ${loaded.code}, load average up to ${loaded.load.toFixed(1)}), ` +
+            `${changed.length} verdicts changed`,
+        );
+      }
+      figures.push({
+        figure: `5. under load, ${target.name}: verdicts the load changed`,
+        samples: falses,
+        unit: "",
+        digits: 0,
+        target: "0",
+        ok: (m) => m === 0 && falses.every((x) => x === 0),
+      });
+      figures.push({
+        figure: `   under load, ${target.name}: wall time loaded / quiet`,
+        samples: slowdown,
+        unit: " x",
+        digits: 2,
+        target: `(information; load average up to ${Math.max(...loads).toFixed(1)})`,
+      });
+    }
+  } finally {
+    stop();
+    process.removeListener("exit", stop);
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const method =
+    `load mode: the standard profile against each target on a quiet machine, then with ${busyCount} busy processes ` +
+    `(twice the cores) competing for the CPU, seeds 1..${seeds}; a verdict of any check that differs between the two ` +
+    "runs counts as false";
+  return { figures, method, notes };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const at = process.argv.indexOf("--seeds");
+  const seeds = at === -1 ? 2 : Number(process.argv[at + 1]);
+  const { figures, method, notes } = await loadFigures(seeds);
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+  console.log(`\n- ${method}\n`);
+  console.log("| figure | median | min | max | n | target | |\n| --- | ---: | ---: | ---: | ---: | --- | --- |");
+  for (const f of figures) {
+    const m = median(f.samples);
+    const show = (x: number) => `${x.toFixed(f.digits)}${f.unit}`;
+    const verdict = f.ok === undefined ? "" : f.ok(m) ? "met" : "MISSED";
+    console.log(
+      `| ${f.figure.trim()} | ${show(m)} | ${show(Math.min(...f.samples))} | ${show(Math.max(...f.samples))} | ${f.samples.length} | ${f.target} | ${verdict} |`,
+    );
+  }
+  for (const note of notes) console.log(`- ${note}`);
+}
