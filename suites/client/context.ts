@@ -80,6 +80,8 @@ export interface CaseRun {
   afterRequestMs?: number;
   /** Moments this process stood still while the client ran: time the client's wait is not to be blamed for. */
   lostMs: number;
+  /** Bytes of the answer still to be written when the client exited on its own (0: it stayed for all of them). */
+  unsentAtExit?: number;
   /** The kind the client printed on an AICONTROL_OUTCOME line. */
   reported?: "result" | "remote-error" | "rejected";
   outcome: Outcome;
@@ -244,6 +246,9 @@ export class ClientContext {
     let request: SeenRequest | undefined;
     let requestAt: number | undefined;
     let served: Buffer | undefined;
+    /** Bytes of the answer not yet written; as the client exited, in `unsentAtExit`. */
+    let unsent: number | undefined;
+    let unsentAtExit: number | undefined;
 
     const server: Server = createServer((socket) => {
       connections++;
@@ -252,10 +257,14 @@ export class ClientContext {
       socket.on("error", () => {});
       note(`connection ${connections} accepted from port ${socket.remotePort}`);
       void this.handle(socket, spec, limit, record, note, (seen, bytes) => {
-        if (request) return;
+        if (request) return undefined;
         request = seen;
         requestAt = Date.now();
         served = bytes;
+        unsent = bytes?.length ?? 0;
+        return (n) => {
+          unsent! -= n;
+        };
       });
     });
     await new Promise<void>((resolve, reject) => {
@@ -277,6 +286,9 @@ export class ClientContext {
         signal: this.options.signal,
         budgetMs: this.clientTimeoutMs + marginMs(this.clientTimeoutMs) + (spec.extraMs ?? 0),
         requestAt: () => requestAt,
+        onExit: () => {
+          unsentAtExit = unsent;
+        },
       },
       started,
     );
@@ -308,6 +320,7 @@ export class ClientContext {
       elapsedMs: exitAt - started,
       afterRequestMs: requestAt === undefined ? undefined : exitAt - requestAt,
       lostMs: exit.lostMs,
+      ...(unsentAtExit !== undefined && !killed ? { unsentAtExit } : {}),
       reported,
       outcome,
       stderr: exit.stderr.trim(),
@@ -324,7 +337,7 @@ export class ClientContext {
     limit: number,
     record: (dir: "send" | "recv", bytes: Buffer) => void,
     note: (text: string) => void,
-    onSeen: (seen: SeenRequest, served: Buffer | undefined) => void,
+    onSeen: (seen: SeenRequest, served: Buffer | undefined) => ((sent: number) => void) | undefined,
   ): Promise<void> {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -399,10 +412,11 @@ export class ClientContext {
     }
     const answer = spec.answer(seen);
     const bytes = answer.bytes ?? Buffer.alloc(0);
-    onSeen(seen, bytes);
+    const sent = onSeen(seen, bytes);
     if (answer.dripMs !== undefined) {
       for (let i = 0; i < bytes.length && !closed; i++) {
         write(socket, bytes.subarray(i, i + 1), record);
+        sent?.(1);
         if (i < bytes.length - 1) await sleep(answer.dripMs);
       }
     } else if (answer.splitAt?.length) {
@@ -410,11 +424,13 @@ export class ClientContext {
       for (const to of [...answer.splitAt, bytes.length]) {
         if (to <= from || closed) continue;
         await drained(write(socket, bytes.subarray(from, to), record), socket);
+        sent?.(to - from);
         from = to;
         await sleep(5);
       }
     } else if (bytes.length) {
       write(socket, bytes, record);
+      sent?.(bytes.length);
     }
     if (answer.after === "close") {
       note("closed the connection (FIN)");

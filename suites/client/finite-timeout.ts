@@ -12,12 +12,12 @@ import { validResult } from "./replies.js";
 export const slackMs = (timeoutMs: number) => Math.max(timeoutMs / 2, 500);
 
 /**
- * A client that gave up, but only well after its timeout: a warning naming how long it waited. The moments this
- * tool stood still are not counted against it: the client's exit could not be seen then.
+ * A client that gave up on silence, but only well after its timeout: a warning naming how long it waited (from the request's
+ * arrival to the exit, less a stall of this tool just before it saw the exit: see process.ts).
  */
 function waitedPast(run: CaseRun, t: number, what: string, why: string): Finding | undefined {
   const waited = run.afterRequestMs ?? run.elapsedMs;
-  if (waited - run.lostMs <= t + slackMs(t)) return undefined;
+  if (waited <= t + slackMs(t)) return undefined;
   return {
     verdict: "warn",
     message: `The client waited ${waited} ms for ${what}, past its timeout of ${t} ms: ${why}.`,
@@ -113,12 +113,21 @@ export const checks: ClientCheck[] = [
       const not = notConnected(run);
       if (not) return not;
       if (run.killed) return expectRejected(run, `a reply dripped over ${spreadMs} ms`);
-      return (
-        waitedPast(run, t, "a reply dripped one byte at a time", "its timeout bounds each read, not the request") ?? {
-          verdict: "pass",
-          message: `the client gave up after ${run.afterRequestMs ?? run.elapsedMs} ms (timeout ${t} ms)`,
-        }
-      );
+      const waited = run.afterRequestMs ?? run.elapsedMs;
+      // Judged by order, not by a duration: a client whose timeout bounds the request leaves before the last byte,
+      // which comes twice its timeout after the first; one that stayed for every byte let the reads bound its wait.
+      if (run.unsentAtExit === 0)
+        return {
+          verdict: "warn",
+          message:
+            `The client stayed ${waited} ms for a reply dripped one byte at a time, until its last byte, past its ` +
+            `timeout of ${t} ms: its timeout bounds each read, not the request.`,
+          expected: `the client gives up within about ${t} ms of sending its request, before the reply is complete`,
+          actual: describeRun(run),
+          transcript: run.transcript,
+          timed: true,
+        };
+      return { verdict: "pass", message: `the client gave up after ${waited} ms (timeout ${t} ms)` };
     },
   },
 ];

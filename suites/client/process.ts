@@ -15,6 +15,8 @@ export interface ClientProcessOptions {
   budgetMs: number;
   /** When the client's request arrived, once it has. */
   requestAt: () => number | undefined;
+  /** Called as the client's exit is seen, before anything else runs. */
+  onExit?: () => void;
 }
 
 export interface ClientExit {
@@ -24,10 +26,12 @@ export interface ClientExit {
   killed: boolean;
   /** The deadline the client was held to, from its start. */
   deadlineMs: number;
-  /** When it exited (or was stopped). */
+  /** When it exited (or was stopped): when the exit was seen, less the stall just before that. */
   exitAt: number;
   /** Moments this process stood still while the client ran (machine.ts). */
   lostMs: number;
+  /** How late this process saw the exit: it stood still that long just before (machine.ts). */
+  exitLagMs: number;
   stdout: string;
   stderr: string;
   /** Why the command could not be spawned at all (no shell to run it). */
@@ -50,6 +54,8 @@ export async function runClientProcess(o: ClientProcessOptions, started = Date.n
   });
   let spawnError: string | undefined;
   let ended: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  let exitLagMs = 0;
+  let exitSeenAt = 0;
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once("error", (err) => {
       spawnError = err.message;
@@ -58,6 +64,9 @@ export async function runClientProcess(o: ClientProcessOptions, started = Date.n
     child.once("exit", (code, signal) => resolve({ code, signal }));
   }).then((e) => {
     ended = e;
+    exitSeenAt = Date.now();
+    exitLagMs = machine.stalledAt(exitSeenAt);
+    o.onExit?.();
     return e;
   });
   // Listened for from the start: the pipes may close in the same turn as the exit.
@@ -86,7 +95,8 @@ export async function runClientProcess(o: ClientProcessOptions, started = Date.n
   }
   const deadlineMs = due() - started;
   const lostMs = machine.since(lostMark);
-  let exitAt = Date.now();
+  // A client that ended on its own ended when it did, not when this process, standing still, saw it.
+  let exitAt = exitSeenAt - exitLagMs;
   if (killed) {
     await stopGroup(child, exited);
     await exited;
@@ -99,7 +109,18 @@ export async function runClientProcess(o: ClientProcessOptions, started = Date.n
   // Let the pipes drain: the outcome line may still be on its way.
   await Promise.race([pipesClosed, sleep(200)]);
   const { code, signal } = await exited;
-  return { code, signal, killed, deadlineMs, exitAt, lostMs, stdout, stderr, ...(spawnError ? { spawnError } : {}) };
+  return {
+    code,
+    signal,
+    killed,
+    deadlineMs,
+    exitAt,
+    lostMs,
+    exitLagMs,
+    stdout,
+    stderr,
+    ...(spawnError ? { spawnError } : {}),
+  };
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

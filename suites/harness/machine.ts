@@ -13,6 +13,8 @@ class Machine {
   private lostMs = 0;
   private planned = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** The last stall the sampler saw end: when, and how long it was. */
+  private lastStall = { at: 0, ms: 0 };
 
   /** Milliseconds this process has stood still since it started measuring, a stall under way included. */
   lost(now = Date.now()): number {
@@ -30,12 +32,26 @@ class Machine {
     return Math.max(0, this.lost(now) - mark);
   }
 
+  /**
+   * How late this moment's callback runs: the stall under way, or one that ended in this turn of the loop. I/O seen
+   * now (a child's exit) may have happened that much earlier.
+   */
+  stalledAt(now = Date.now()): number {
+    if (!this.timer) this.start(now);
+    const late = now - this.planned;
+    if (late > STALL_MS) return late;
+    return now - this.lastStall.at <= TICK_MS ? this.lastStall.ms : 0;
+  }
+
   private start(now: number): void {
     this.planned = now + TICK_MS;
     this.timer = setInterval(() => {
       const at = Date.now();
       const late = at - this.planned;
-      if (late > STALL_MS) this.lostMs += late;
+      if (late > STALL_MS) {
+        this.lostMs += late;
+        this.lastStall = { at, ms: late };
+      }
       this.planned = at + TICK_MS;
     }, TICK_MS).unref();
   }
