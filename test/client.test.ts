@@ -97,6 +97,18 @@ describe("client mode against the reference client", () => {
     expect(left).toEqual([]);
   }, 30_000);
 
+  it("grades a failure that a quieter try does not reproduce as such, never a plain failure", async () => {
+    // The second start (the first is the preflight's) hangs after its request; every other is the reference client.
+    const count = join(mkdtempSync(join(tmpdir(), "client-")), "starts");
+    const once = `bash -c 'n=$(( $(cat ${count} 2>/dev/null || echo 0) + 1 )); echo $n > ${count}; if [ $n = 2 ]; then exec 3<>/dev/tcp/{host}/{port}; echo "{}" >&3; sleep 30; else exec ${CLIENT} ping; fi'`;
+    const report = await runClient(once, ["validation.finite-timeout/silence"]);
+    const check = checkVerdict(report, "validation.finite-timeout", "validation.finite-timeout/silence");
+    const silence = report.rules.flatMap((r) => r.checks).find((c) => c.id === "validation.finite-timeout/silence");
+    expect(check).toBe("warn");
+    expect(silence?.reproduced).toEqual({ tries: 1, failed: 0, grade: "not-reproduced" });
+    expect(silence?.message).toMatch(/still running.*not reproduced in 1 tries/);
+  }, 30_000);
+
   it("says once that a client which never connects cannot be judged", async () => {
     const report = await runClient("exit 7");
     expect(report.blocked).toMatch(/never connected.*exited 7/);
