@@ -113,6 +113,15 @@ describe("the machine's own stalls", () => {
     expect((await exit).killed).toBe(false);
   });
 
+  it("do not let a client whose timeout bounds each read pass the drip-feed for a pause this tool made", async () => {
+    // This process stands still for longer than the client's timeout while it drips the reply: a client that times
+    // out each read leaves then, as one bounding the whole request would; that try cannot tell them apart.
+    const stall = setTimeout(() => stand(1300), 600);
+    const report = await clientRun(`${CLIENT} --mutant per-read-timeout`, ["validation.finite-timeout/drip-feed"]);
+    clearTimeout(stall);
+    expect(checkOf(report, "validation.finite-timeout/drip-feed")?.verdict).toBe("warn");
+  }, 60_000);
+
   it("do not make a reply that came during one a missing reply", async () => {
     // An echo server in another process answers while this one stands still past the read's timeout.
     const server = spawn(

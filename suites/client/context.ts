@@ -82,6 +82,8 @@ export interface CaseRun {
   lostMs: number;
   /** Bytes of the answer still to be written when the client exited on its own (0: it stayed for all of them). */
   unsentAtExit?: number;
+  /** The longest pause between two writes of the answer before that exit (the one under way included). */
+  longestPauseMs?: number;
   /** The kind the client printed on an AICONTROL_OUTCOME line. */
   reported?: "result" | "remote-error" | "rejected";
   outcome: Outcome;
@@ -249,6 +251,9 @@ export class ClientContext {
     /** Bytes of the answer not yet written; as the client exited, in `unsentAtExit`. */
     let unsent: number | undefined;
     let unsentAtExit: number | undefined;
+    /** When the answer's last bytes went out, and the longest pause between two writes of it up to the exit. */
+    let lastSentAt: number | undefined;
+    let longestPause = 0;
 
     const server: Server = createServer((socket) => {
       connections++;
@@ -264,6 +269,9 @@ export class ClientContext {
         unsent = bytes?.length ?? 0;
         return (n) => {
           unsent! -= n;
+          const now = Date.now();
+          if (lastSentAt !== undefined) longestPause = Math.max(longestPause, now - lastSentAt);
+          lastSentAt = now;
         };
       });
     });
@@ -288,6 +296,7 @@ export class ClientContext {
         requestAt: () => requestAt,
         onExit: () => {
           unsentAtExit = unsent;
+          if (lastSentAt !== undefined && unsent) longestPause = Math.max(longestPause, Date.now() - lastSentAt);
         },
       },
       started,
@@ -320,7 +329,7 @@ export class ClientContext {
       elapsedMs: exitAt - started,
       afterRequestMs: requestAt === undefined ? undefined : exitAt - requestAt,
       lostMs: exit.lostMs,
-      ...(unsentAtExit !== undefined && !killed ? { unsentAtExit } : {}),
+      ...(unsentAtExit !== undefined && !killed ? { unsentAtExit, longestPauseMs: longestPause } : {}),
       reported,
       outcome,
       stderr: exit.stderr.trim(),
