@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { connect as netConnect, type Socket } from "node:net";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { TranscriptEntry } from "../../protocol/verdict.js";
-import { machine } from "./machine.js";
+import { type MachineWait, machine } from "./machine.js";
 import { type Deferred, Transcript } from "./transcript.js";
 
 export type { TranscriptEntry };
@@ -137,10 +137,7 @@ export class Connection {
   private readonly ready: ReadResult[] = [];
   private end?: ReadResult;
   private waiter?: () => void;
-  private waitUntil = 0;
-  /** What the machine had lost when the wait began (machine.ts). */
-  private lostMark = 0;
-  private waitMs = 0;
+  private wait: MachineWait = { until: 0, ms: 0, mark: 0 };
   private timer?: NodeJS.Timeout;
   private timerMs = 0;
 
@@ -303,10 +300,7 @@ export class Connection {
     const stats = this.options.stats;
     stats?.waitStarted();
     return new Promise<T>((resolve, reject) => {
-      const now = Date.now();
-      this.waitUntil = now + limit;
-      this.lostMark = machine.lost(now);
-      this.waitMs = limit;
+      this.wait = machine.wait(limit);
       this.waiter = () => {
         this.waiter = undefined;
         stats?.waitEnded();
@@ -329,17 +323,9 @@ export class Connection {
   private onTimer(): void {
     const waiter = this.waiter;
     if (!waiter) return;
-    // The wait is lengthened by the moments this process stood still (at most its own length, within the deadline):
-    // a reply it could not read then is not late. One more turn reads a reply that came in the stall.
-    const now = Date.now();
-    const stretch = Math.min(this.waitMs, machine.since(this.lostMark, now), remaining(this.options.deadline));
-    const left = this.waitUntil + stretch - now;
-    if (left <= 0) {
-      setImmediate(() => {
-        if (this.waiter === waiter) waiter();
-      });
-      return;
-    }
+    // Lengthened by the moments this process stood still (machine.ts); one more turn reads a reply that came then.
+    const left = machine.left(this.wait, remaining(this.options.deadline));
+    if (left <= 0) return void setImmediate(() => this.waiter === waiter && waiter());
     this.timerMs = left;
     this.timer = setTimeout(() => this.onTimer(), left).unref();
   }

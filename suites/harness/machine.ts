@@ -8,6 +8,12 @@ const TICK_MS = 20;
 /** A tick this much later than planned was a moment the loop did not run; shorter delays are the timer's noise. */
 const STALL_MS = 40;
 
+export interface MachineWait {
+  until: number;
+  ms: number;
+  mark: number;
+}
+
 /** The event loop's lost time, sampled by a timer that keeps no process alive. */
 class Machine {
   private lostMs = 0;
@@ -30,6 +36,16 @@ class Machine {
 
   since(mark: number, now = Date.now()): number {
     return Math.max(0, this.lost(now) - mark);
+  }
+
+  /** A wait of `ms` from `now`, to be lengthened by what this process loses while it runs. */
+  wait(ms: number, now = Date.now()): MachineWait {
+    return { until: now + ms, ms, mark: this.lost(now) };
+  }
+
+  /** What the wait has left: lengthened by the stalls since it began, at most by its own length and by `most`. */
+  left(w: MachineWait, most: number, now = Date.now()): number {
+    return w.until + Math.min(w.ms, most, this.since(w.mark, now)) - now;
   }
 
   /**
