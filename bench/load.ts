@@ -213,7 +213,11 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const at = process.argv.indexOf("--seeds");
   const seeds = at === -1 ? 2 : Number(process.argv[at + 1]);
   const { figures, method, notes } = await loadFigures(seeds);
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    const mid = Math.floor(s.length / 2);
+    return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+  };
   console.log(`\n- ${method}\n`);
   console.log("| figure | median | min | max | n | target | |\n| --- | ---: | ---: | ---: | ---: | --- | --- |");
   for (const f of figures) {
