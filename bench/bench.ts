@@ -22,6 +22,7 @@ import { contract } from "../protocol/contract.js";
 import { dealKey } from "../suites/harness/check.js";
 import { Harness } from "../suites/harness/harness.js";
 import { allChecks } from "../suites/index.js";
+import { loadFigures } from "./load.js";
 import { measureSample, type SampleRun, sampleDir } from "./sample.js";
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
@@ -483,6 +484,10 @@ figure({
   ok: (m) => m <= 0.3,
 });
 
+// 5. The same verdicts on a busy machine (bench/load.ts): run here, while the tree's build is at hand.
+const underLoad = await loadFigures();
+for (const f of underLoad.figures) figure(f);
+
 // ---------------------------------------------------------------------------------------------
 // 2b. The FOnline sample bridge (FONLINE_DIR), spawned as a user first runs the tool, beside its own smoke
 
@@ -616,7 +621,7 @@ const section = [
   `\n## ${startedAt.toISOString()}\n`,
   `- commit: ${commit}${dirty ? "+dirty" : ""}`,
   `- machine: ${machine}`,
-  `- method: ${ROUND_TRIPS} ping round trips per sample, the raw client, the raw client again, the raw client with JSON.stringify/parse, and Harness.call in turn, each round starting one later (one warm-up round, then ${SAMPLE_ROUNDS} rounds) on each bridge in a child process; profiles alternated (${ROUNDS} quick, ${ROUNDS} standard, ${wall.thorough.length} thorough; seeds 1..${ROUNDS}), --list twice per round, start-up and the ${SHARDS} standard shards (run one after another) once per round; ${typeof fonline === "string" ? `the FOnline sample (${fonline}) spawned, standard and quick with seeds 1..${SAMPLE_SEEDS} alternated, its smoke after each pair, CPU by GNU time (the tool and every bridge it started); ` : `the FOnline sample skipped (${fonline.missing}); `}${retried.length ? `CLI runs that exited non-zero: ${retried.join("; ")}; ` : ""}per-check costs (each check alone on a fresh bridge, or with the checks that share its bridge state, median of ${COST_ROUNDS}, measured before the shards, which are dealt by them; pooled checks count 1/${pooledSpeedup.toFixed(2)}, the pool's speed-up in the shards, median of ${COST_ROUNDS} sets) in runner/check-costs.json (ten slowest: ${slowest.map(([id, ms]) => `${id} ${ms} ms`).join(", ")})\n`,
+  `- method: ${ROUND_TRIPS} ping round trips per sample, the raw client, the raw client again, the raw client with JSON.stringify/parse, and Harness.call in turn, each round starting one later (one warm-up round, then ${SAMPLE_ROUNDS} rounds) on each bridge in a child process; profiles alternated (${ROUNDS} quick, ${ROUNDS} standard, ${wall.thorough.length} thorough; seeds 1..${ROUNDS}), --list twice per round, start-up and the ${SHARDS} standard shards (run one after another) once per round; ${typeof fonline === "string" ? `the FOnline sample (${fonline}) spawned, standard and quick with seeds 1..${SAMPLE_SEEDS} alternated, its smoke after each pair, CPU by GNU time (the tool and every bridge it started); ` : `the FOnline sample skipped (${fonline.missing}); `}${retried.length ? `CLI runs that exited non-zero: ${retried.join("; ")}; ` : ""}${underLoad.method}; ${underLoad.notes.length ? `changed or failing verdicts: ${underLoad.notes.join("; ")}; ` : ""}per-check costs (each check alone on a fresh bridge, or with the checks that share its bridge state, median of ${COST_ROUNDS}, measured before the shards, which are dealt by them; pooled checks count 1/${pooledSpeedup.toFixed(2)}, the pool's speed-up in the shards, median of ${COST_ROUNDS} sets) in runner/check-costs.json (ten slowest: ${slowest.map(([id, ms]) => `${id} ${ms} ms`).join(", ")})\n`,
   table,
   "",
 ].join("\n");

@@ -1,6 +1,7 @@
 // Client mode: the tool listens on loopback, starts the client command per case, answers with
 // the case's bytes, and judges what the client did.
 import type { Contract, RuleId } from "../protocol/contract.js";
+import { worst } from "../protocol/verdict.js";
 import { fanOut } from "../reports/index.js";
 import type { Report, Reporter } from "../reports/types.js";
 import { ClientContext, marginMs, Slots } from "../suites/client/context.js";
@@ -13,7 +14,8 @@ import {
 } from "../suites/client/index.js";
 import type { Finding } from "../suites/harness/check.js";
 import { aggregate, type CheckResult, type SkipReason, summarize, toCheckReport } from "./aggregate.js";
-import { PROFILES } from "./cli/options/table.js";
+import { OPTIONS, PROFILES } from "./cli/options/table.js";
+import { graded } from "./replay.js";
 import { TOOL } from "./tool.js";
 
 export interface ClientRunOptions {
@@ -35,6 +37,8 @@ export interface ClientRunOptions {
   path?: string;
   /** Clients running at once (default CONCURRENCY). */
   concurrency?: number;
+  /** Quieter tries of a failure, and of a warning that rests on time, before it is reported (default: --recheck's). */
+  recheck?: number;
 }
 
 /**
@@ -73,7 +77,10 @@ export async function runClientMode(options: ClientRunOptions): Promise<Report> 
   });
 
   // One root cause, said once: a client that never connects makes every case unjudgeable.
-  const preflighted = chosen.length ? await preflight(context(options, slots)) : undefined;
+  let preflighted = chosen.length ? await preflight(context(options, slots)) : undefined;
+  // A client that ran and did not connect may only have been slow to start on a busy machine: once more, alone.
+  if (preflighted && !preflighted.unstartable && (options.recheck ?? OPTIONS.recheck.default) > 0)
+    preflighted = await preflight(context(options, new Slots(1)));
   const blocked = preflighted?.problem;
   // A command that never ran is a target that could not be started, not a client that failed.
   if (preflighted?.unstartable) log(`aicontrol-conformance: ${preflighted.problem}`);
@@ -84,7 +91,7 @@ export async function runClientMode(options: ClientRunOptions): Promise<Report> 
           finding: { verdict: "error" as const, message: blocked, reasonKind: "blocked" as const },
           durationMs: 0,
         })
-      : runCheck(check, options, slots),
+      : runCheck(check, options, slots).then((r) => rechecked(check, options, slots, r)),
   );
   const results: CheckResult[] = [];
   for (const [index, check] of chosen.entries()) {
@@ -167,6 +174,34 @@ async function runCheck(
   // Clients stopped by the interruption prove nothing: an unfinished check has no verdict.
   if (o.signal?.aborted) finding = interrupted;
   return { finding, durationMs: Date.now() - (ctx.firstCaseAt ?? t0) };
+}
+
+/**
+ * A failure, or a warning that rests on time, tried again on its exact case (seed and path), each try alone:
+ * once every other client has ended, and starting none beside it. Graded as bridge mode grades its rechecks, so
+ * what a busy moment made and a quieter try does not reproduce is said so, never a plain failure.
+ */
+async function rechecked(
+  check: ClientCheck,
+  o: ClientRunOptions,
+  slots: Slots,
+  first: { finding: Finding; durationMs: number },
+): Promise<{ finding: Finding; durationMs: number }> {
+  const { finding } = first;
+  const tries = o.recheck ?? OPTIONS.recheck.default;
+  const worth = finding.verdict === "fail" || (finding.verdict === "warn" && finding.timed);
+  if (!worth || tries <= 0) return first;
+  const exact = { ...o, seed: finding.seed ?? o.seed, ...(finding.path !== undefined ? { path: finding.path } : {}) };
+  let ran = 0;
+  let again = 0;
+  for (let i = 0; i < tries && !o.signal?.aborted; i++) {
+    const { finding: next } = await slots.alone(() => runCheck(check, exact, new Slots(1)));
+    if (next.verdict === "error" || next.verdict === "skip") continue;
+    ran++;
+    if (worst(next.verdict, finding.verdict) === next.verdict) again++;
+  }
+  if (o.signal?.aborted) return first;
+  return { ...first, finding: graded(finding, ran, again) };
 }
 
 function context(o: ClientRunOptions, slots: Slots): ClientContext {

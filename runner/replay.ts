@@ -204,3 +204,20 @@ export function replayCommand(
 }
 
 const shellQuote = (s: string) => (/^[\w./:=@-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
+/**
+ * A finding graded by its recheck: `again` of `ran` tries that reached a verdict reached its verdict again.
+ * Seen every time is consistent and seen some of the times flaky, both as found; never seen again, a failure is
+ * a warning and a warning (client mode rechecks those that rest on time) a pass, each saying so.
+ */
+export function graded(finding: Finding, ran: number, again: number): Finding {
+  const grade = again === ran ? "consistent" : again > 0 ? "flaky" : "not-reproduced";
+  const reproduced = { tries: ran, failed: again, grade } as const;
+  if (grade !== "not-reproduced") return { ...finding, reproduced };
+  return {
+    ...finding,
+    verdict: finding.verdict === "fail" ? "warn" : "pass",
+    message: `${finding.message} (seen once, not reproduced in ${ran} tries)`,
+    reproduced,
+  };
+}

@@ -7,8 +7,8 @@ import { clientMutants } from "../bridges/clients/mutants.js";
 import { contract } from "../protocol/contract.js";
 import type { Report } from "../reports/types.js";
 import { clientUnstarted, runClientMode } from "../runner/client.js";
-import { NEEDS_OUTCOME } from "../suites/client/context.js";
 import { BRIDGE_DUTY, clientChecks } from "../suites/client/index.js";
+import { NEEDS_OUTCOME } from "../suites/client/judge.js";
 import { cli, problems, readReport, verdictOf } from "./helpers.js";
 
 // The compiled reference client (the global setup builds it), started once per case.
@@ -29,6 +29,8 @@ async function runClient(command: string, checks?: string[], runs = 100): Promis
     env: { PATH: process.env.PATH },
     reporters: [],
     log: () => {},
+    // One quieter try of a failure: each try of a client that never ends costs its whole deadline.
+    recheck: 1,
     ...(checks ? { onlyChecks: new Set(checks) } : {}),
   });
 }
@@ -93,6 +95,18 @@ describe("client mode against the reference client", () => {
       .split("\n")
       .filter((l) => l.includes(`sleep ${marker}`));
     expect(left).toEqual([]);
+  }, 30_000);
+
+  it("grades a failure that a quieter try does not reproduce as such, never a plain failure", async () => {
+    // The second start (the first is the preflight's) hangs after its request; every other is the reference client.
+    const count = join(mkdtempSync(join(tmpdir(), "client-")), "starts");
+    const once = `bash -c 'n=$(( $(cat ${count} 2>/dev/null || echo 0) + 1 )); echo $n > ${count}; if [ $n = 2 ]; then exec 3<>/dev/tcp/{host}/{port}; echo "{}" >&3; sleep 30; else exec ${CLIENT} ping; fi'`;
+    const report = await runClient(once, ["validation.finite-timeout/silence"]);
+    const check = checkVerdict(report, "validation.finite-timeout", "validation.finite-timeout/silence");
+    const silence = report.rules.flatMap((r) => r.checks).find((c) => c.id === "validation.finite-timeout/silence");
+    expect(check).toBe("warn");
+    expect(silence?.reproduced).toEqual({ tries: 1, failed: 0, grade: "not-reproduced" });
+    expect(silence?.message).toMatch(/still running.*not reproduced in 1 tries/);
   }, 30_000);
 
   it("says once that a client which never connects cannot be judged", async () => {

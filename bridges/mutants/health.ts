@@ -76,6 +76,26 @@ export const mutants: Mutant[] = [
     FILLABLE,
   ),
   mutant(
+    "observe-never-answers",
+    "method.observe/sequence",
+    "method.observe",
+    "reads every observe request and never answers it, while every other method is served",
+    class extends ReferenceBridge {
+      protected override handleLine(session: Session, line: Buffer): JsonObject | undefined {
+        const response = super.handleLine(session, line);
+        return response && this.methodOf(line) === "observe" ? undefined : response;
+      }
+
+      private methodOf(line: Buffer): unknown {
+        try {
+          return (JSON.parse(line.toString("utf8")) as { method?: unknown }).method;
+        } catch {
+          return undefined;
+        }
+      }
+    },
+  ),
+  mutant(
     "reply-without-lf",
     "wire.ndjson/sequence-in-order",
     "wire.ndjson",

@@ -4,6 +4,7 @@
 import { worst } from "../../protocol/verdict.js";
 import type { Check, Finding } from "../../suites/harness/check.js";
 import { type AttemptContext, attemptCheck, type Case, checkSeed } from "../attempt.js";
+import { graded } from "../replay.js";
 import type { RunConfig } from "./config.js";
 
 /** How the run uses recorded cases. */
@@ -86,15 +87,7 @@ export async function recheck(check: Check, finding: Finding, o: AttemptContext,
     o.stats.recheckRestartsMs += (o.target.restartMs ?? 0) - restartsFrom;
   }
   if (ran === 0) return finding;
-  const grade = failed === ran ? "consistent" : failed > 0 ? "flaky" : "not-reproduced";
-  const reproduced = { tries: ran, failed, grade } as const;
-  if (grade !== "not-reproduced") return { ...finding, reproduced };
-  return {
-    ...finding,
-    verdict: "warn",
-    message: `${finding.message} (seen once, not reproduced in ${ran} tries)`,
-    reproduced,
-  };
+  return graded(finding, ran, failed);
 }
 
 /** Why a replay runs a case more than once. */

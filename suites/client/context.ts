@@ -1,13 +1,14 @@
 // The hostile bridge of client mode: per case, a listener on loopback, the client command started
 // with the case's host, port and timeout, its request read, the case's bytes served, and what the
 // client then did (its exit status, or the AICONTROL_OUTCOME line it printed).
-import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, type Server, type Socket } from "node:net";
 import fc from "fast-check";
 import type { Contract, RuleId } from "../../protocol/contract.js";
 import type { TranscriptEntry } from "../../protocol/verdict.js";
-import { clip, type Finding } from "../harness/check.js";
+import type { Finding } from "../harness/check.js";
 import { strictUtf8 } from "../harness/connection.js";
+import { afterPendingIo, machine } from "../harness/machine.js";
+import { runClientProcess } from "./process.js";
 
 /** A check of client mode: what the tool serves, the rules it judges, and how. */
 export interface ClientCheck {
@@ -77,6 +78,12 @@ export interface CaseRun {
   elapsedMs: number;
   /** From the request's arrival to exit. */
   afterRequestMs?: number;
+  /** Moments this process stood still while the client ran: time the client's wait is not to be blamed for. */
+  lostMs: number;
+  /** Bytes of the answer still to be written when the client exited on its own (0: it stayed for all of them). */
+  unsentAtExit?: number;
+  /** The longest pause between two writes of the answer before that exit (the one under way included). */
+  longestPauseMs?: number;
   /** The kind the client printed on an AICONTROL_OUTCOME line. */
   reported?: "result" | "remote-error" | "rejected";
   outcome: Outcome;
@@ -98,19 +105,34 @@ export interface PropertyOptions<T> {
 /** A limit on clients running at once, shared by every check of a run. */
 export class Slots {
   private free: number;
-  private readonly queue: (() => void)[] = [];
-  constructor(count: number) {
+  private readonly queue: { need: number; start: () => void }[] = [];
+  constructor(private readonly count: number) {
     this.free = count;
   }
-  async use<T>(body: () => Promise<T>): Promise<T> {
-    if (this.free > 0) this.free--;
-    else await new Promise<void>((resolve) => this.queue.push(resolve));
+
+  /** Runs `body` in one slot. */
+  use<T>(body: () => Promise<T>): Promise<T> {
+    return this.hold(1, body);
+  }
+
+  /** Runs `body` once every client of the run has ended, starting no other until it is done: a quieter try. */
+  alone<T>(body: () => Promise<T>): Promise<T> {
+    return this.hold(this.count, body);
+  }
+
+  private async hold<T>(need: number, body: () => Promise<T>): Promise<T> {
+    // First come, first served: a caller waiting for every slot is not overtaken by those wanting one.
+    if (this.queue.length === 0 && this.free >= need) this.free -= need;
+    else await new Promise<void>((start) => this.queue.push({ need, start }));
     try {
       return await body();
     } finally {
-      const next = this.queue.shift();
-      if (next) next();
-      else this.free++;
+      this.free += need;
+      while (this.queue.length && this.free >= this.queue[0]!.need) {
+        const next = this.queue.shift()!;
+        this.free -= next.need;
+        next.start();
+      }
     }
   }
 }
@@ -132,7 +154,6 @@ export interface ClientContextOptions {
 export const marginMs = (timeoutMs: number) => Math.max(2000, timeoutMs);
 
 const OUTCOME = /^AICONTROL_OUTCOME\s+(\{.*\})\s*$/m;
-const KEEP = 64 * 1024;
 
 /** What a client check may use. */
 export class ClientContext {
@@ -227,6 +248,12 @@ export class ClientContext {
     let request: SeenRequest | undefined;
     let requestAt: number | undefined;
     let served: Buffer | undefined;
+    /** Bytes of the answer not yet written; as the client exited, in `unsentAtExit`. */
+    let unsent: number | undefined;
+    let unsentAtExit: number | undefined;
+    /** When the answer's last bytes went out, and the longest pause between two writes of it up to the exit. */
+    let lastSentAt: number | undefined;
+    let longestPause = 0;
 
     const server: Server = createServer((socket) => {
       connections++;
@@ -235,10 +262,17 @@ export class ClientContext {
       socket.on("error", () => {});
       note(`connection ${connections} accepted from port ${socket.remotePort}`);
       void this.handle(socket, spec, limit, record, note, (seen, bytes) => {
-        if (request) return;
+        if (request) return undefined;
         request = seen;
         requestAt = Date.now();
         served = bytes;
+        unsent = bytes?.length ?? 0;
+        return (n) => {
+          unsent! -= n;
+          const now = Date.now();
+          if (lastSentAt !== undefined) longestPause = Math.max(longestPause, now - lastSentAt);
+          lastSentAt = now;
+        };
       });
     });
     await new Promise<void>((resolve, reject) => {
@@ -253,57 +287,23 @@ export class ClientContext {
       .replaceAll("{port}", String(port))
       .replaceAll("{timeout}", timeout);
     note(`client started with host ${host}, port ${port}, timeout ${timeout}`);
-    const deadlineMs = this.clientTimeoutMs + marginMs(this.clientTimeoutMs) + (spec.extraMs ?? 0);
-
-    const child = spawn(command, {
-      shell: true,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...this.options.env, AICONTROL_HOST: host, AICONTROL_PORT: String(port) },
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout!.on("data", (d: Buffer) => {
-      if (stdout.length < KEEP) stdout += d.toString("utf8");
-    });
-    child.stderr!.on("data", (d: Buffer) => {
-      if (stderr.length < KEEP) stderr += d.toString("utf8");
-    });
-    let spawnError: string | undefined;
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-      child.once("error", (err) => {
-        spawnError = err.message;
-        resolve({ code: null, signal: null });
-      });
-      child.once("exit", (code, signal) => resolve({ code, signal }));
-    });
-    // Listened for from the start: the pipes may close in the same turn as the exit.
-    const pipesClosed = new Promise<void>((resolve) => child.once("close", () => resolve()));
-    let killed = false;
-    let timer: NodeJS.Timeout | undefined;
-    const onAbort = () => void stopGroup(child, exited);
-    this.options.signal?.addEventListener("abort", onAbort, { once: true });
-    const deadline = new Promise<"deadline">((resolve) => {
-      timer = setTimeout(() => resolve("deadline"), deadlineMs);
-    });
-    let ended = await Promise.race([exited, deadline]);
-    let exitAt = Date.now();
-    clearTimeout(timer);
-    if (ended === "deadline") {
-      killed = true;
-      note(`client still running at the case's deadline of ${deadlineMs} ms: killed`);
-      await stopGroup(child, exited);
-      ended = await exited;
-      exitAt = Date.now();
-    } else {
-      // Whatever the client left behind in its process group goes too.
-      killGroup(child, "SIGKILL");
-    }
-    this.options.signal?.removeEventListener("abort", onAbort);
-    const elapsedMs = exitAt - started;
-    // Let the pipes drain: the outcome line may still be on its way.
-    await Promise.race([pipesClosed, sleep(200)]);
-    if (!killed) note(`client exited ${ended.signal ? `on ${ended.signal}` : `with status ${ended.code}`}`);
+    const exit = await runClientProcess(
+      {
+        command,
+        env: { ...this.options.env, AICONTROL_HOST: host, AICONTROL_PORT: String(port) },
+        signal: this.options.signal,
+        budgetMs: this.clientTimeoutMs + marginMs(this.clientTimeoutMs) + (spec.extraMs ?? 0),
+        requestAt: () => requestAt,
+        onExit: () => {
+          unsentAtExit = unsent;
+          if (lastSentAt !== undefined && unsent) longestPause = Math.max(longestPause, Date.now() - lastSentAt);
+        },
+      },
+      started,
+    );
+    const { killed, deadlineMs, exitAt, stdout } = exit;
+    if (killed) note(`client still running at the case's deadline of ${deadlineMs} ms: killed`);
+    else note(`client exited ${exit.signal ? `on ${exit.signal}` : `with status ${exit.code}`}`);
     for (const socket of sockets) socket.destroy();
     server.close();
 
@@ -318,20 +318,22 @@ export class ClientContext {
       }
       if (reported) note(`client reported the outcome ${reported}`);
     }
-    const outcome: Outcome = killed ? "killed" : (reported ?? (ended.code === 0 ? "accepted" : "rejected"));
+    const outcome: Outcome = killed ? "killed" : (reported ?? (exit.code === 0 ? "accepted" : "rejected"));
     return {
       connections,
       request,
-      exitCode: ended.code,
-      signal: ended.signal,
+      exitCode: exit.code,
+      signal: exit.signal,
       killed,
       deadlineMs,
-      elapsedMs,
+      elapsedMs: exitAt - started,
       afterRequestMs: requestAt === undefined ? undefined : exitAt - requestAt,
+      lostMs: exit.lostMs,
+      ...(unsentAtExit !== undefined && !killed ? { unsentAtExit, longestPauseMs: longestPause } : {}),
       reported,
       outcome,
-      stderr: stderr.trim(),
-      ...(spawnError ? { spawnError } : {}),
+      stderr: exit.stderr.trim(),
+      ...(exit.spawnError ? { spawnError: exit.spawnError } : {}),
       served,
       transcript,
     };
@@ -344,7 +346,7 @@ export class ClientContext {
     limit: number,
     record: (dir: "send" | "recv", bytes: Buffer) => void,
     note: (text: string) => void,
-    onSeen: (seen: SeenRequest, served: Buffer | undefined) => void,
+    onSeen: (seen: SeenRequest, served: Buffer | undefined) => ((sent: number) => void) | undefined,
   ): Promise<void> {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -368,9 +370,14 @@ export class ClientContext {
           resolve();
         };
       });
-    const waitUntil = Date.now() + this.clientTimeoutMs / 2;
+    // The wait for the LF is lengthened by the moments this process stood still: bytes it could not read are not late.
+    const lostMark = machine.mark();
+    const from = Date.now();
+    const waitUntil = () => from + this.clientTimeoutMs / 2 + machine.since(lostMark);
     let seen: SeenRequest | undefined;
+    let seenChunks = 0;
     for (;;) {
+      seenChunks = chunks.length;
       const all = Buffer.concat(chunks);
       const lf = all.indexOf(0x0a);
       if (lf !== -1 && lf <= limit) {
@@ -385,11 +392,14 @@ export class ClientContext {
         seen = { line: all, ended: "closed", after: Buffer.alloc(0) };
         break;
       }
-      if (Date.now() >= waitUntil) {
+      if (Date.now() >= waitUntil()) {
+        // Bytes that came while this process stood still are read before the wait is called over.
+        await afterPendingIo();
+        if (chunks.length !== seenChunks || closed || Date.now() < waitUntil()) continue;
         seen = { line: all, ended: "waited", after: Buffer.alloc(0) };
         break;
       }
-      await wait(waitUntil - Date.now());
+      await wait(waitUntil() - Date.now());
     }
     if (seen.ended === "lf" && spec.observeMs) {
       const until = Date.now() + spec.observeMs;
@@ -411,10 +421,11 @@ export class ClientContext {
     }
     const answer = spec.answer(seen);
     const bytes = answer.bytes ?? Buffer.alloc(0);
-    onSeen(seen, bytes);
+    const sent = onSeen(seen, bytes);
     if (answer.dripMs !== undefined) {
       for (let i = 0; i < bytes.length && !closed; i++) {
         write(socket, bytes.subarray(i, i + 1), record);
+        sent?.(1);
         if (i < bytes.length - 1) await sleep(answer.dripMs);
       }
     } else if (answer.splitAt?.length) {
@@ -422,11 +433,13 @@ export class ClientContext {
       for (const to of [...answer.splitAt, bytes.length]) {
         if (to <= from || closed) continue;
         await drained(write(socket, bytes.subarray(from, to), record), socket);
+        sent?.(to - from);
         from = to;
         await sleep(5);
       }
     } else if (bytes.length) {
       write(socket, bytes, record);
+      sent?.(bytes.length);
     }
     if (answer.after === "close") {
       note("closed the connection (FIN)");
@@ -448,134 +461,3 @@ const drained = (flushed: boolean, socket: Socket) =>
   flushed || socket.destroyed ? Promise.resolve() : new Promise<void>((r) => socket.once("drain", () => r()));
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // The group is gone already.
-  }
-}
-
-/** SIGTERM to the client's whole process group, then SIGKILL if it has not exited half a second later. */
-async function stopGroup(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
-  killGroup(child, "SIGTERM");
-  const gone = await Promise.race([exited.then(() => true), sleep(500).then(() => false)]);
-  killGroup(child, "SIGKILL");
-  if (!gone) await exited;
-}
-
-// ---- judging what the client did ----
-
-/** The client's own words on how it ended, or its exit status, for "actual". */
-export function describeRun(run: CaseRun): string {
-  const how = run.killed
-    ? `still running after ${run.deadlineMs} ms, so killed`
-    : run.reported
-      ? `reported ${run.reported} (exit ${run.signal ?? run.exitCode})`
-      : run.exitCode === 0
-        ? "exited 0 (accepted)"
-        : `exited ${run.signal ?? run.exitCode} (rejected)`;
-  const err = run.stderr ? `; stderr: ${clip(run.stderr.split("\n").slice(-3).join(" | "), 200)}` : "";
-  return `${how} after ${run.elapsedMs} ms${err}`;
-}
-
-/** Printable ASCII as is, every other byte as \xHH; long payloads cut. */
-export function showBytes(bytes: Buffer | undefined, max = 200): string {
-  if (!bytes) return "(nothing)";
-  const head = [...bytes.subarray(0, max)]
-    .map((b) =>
-      b >= 0x20 && b < 0x7f && b !== 0x5c
-        ? String.fromCharCode(b)
-        : `\\x${b.toString(16).toUpperCase().padStart(2, "0")}`,
-    )
-    .join("");
-  return bytes.length > max ? `${head}… (${bytes.length} bytes)` : head;
-}
-
-/** A case that needs the client's request cannot be judged when it never connected. */
-export function notConnected(run: CaseRun): Finding | undefined {
-  if (run.connections > 0 || run.killed) return undefined;
-  return {
-    verdict: "error",
-    message:
-      "The client never connected, so this case cannot be judged: does the --exec command use " +
-      "{host} and {port} (or AICONTROL_HOST and AICONTROL_PORT)?",
-    actual: describeRun(run),
-    transcript: run.transcript,
-  };
-}
-
-const killedFinding = (run: CaseRun, what: string, rules?: RuleId[]): Finding => ({
-  verdict: "fail",
-  message:
-    `The client was still running ${run.deadlineMs} ms after it started (${what}): ` +
-    "every wait must be bounded by its timeout.",
-  expected: "the client ends on its own within its timeout",
-  actual: describeRun(run),
-  transcript: run.transcript,
-  ...(rules ? { rules } : {}),
-});
-
-/** The client must reject what was served: exit non-zero, or report "rejected". */
-export function expectRejected(run: CaseRun, what: string, rules?: RuleId[]): Finding {
-  if (run.killed) return killedFinding(run, what, rules);
-  if (run.outcome === "rejected") return { verdict: "pass", message: `rejected ${what}` };
-  return {
-    verdict: "fail",
-    message: `The client took ${what} as ${run.outcome === "remote-error" ? "a remote error" : "a valid response"}.`,
-    expected: `${what} rejected (a non-zero exit, or AICONTROL_OUTCOME "rejected")`,
-    actual: describeRun(run),
-    counterexample: showBytes(run.served),
-    transcript: run.transcript,
-    ...(rules ? { rules } : {}),
-  };
-}
-
-/** The client must accept what was served as its result. */
-export function expectAccepted(run: CaseRun, what: string, rules?: RuleId[]): Finding {
-  if (run.killed) return killedFinding(run, what, rules);
-  if (run.outcome === "result" || run.outcome === "accepted") return { verdict: "pass", message: `accepted ${what}` };
-  return {
-    verdict: "fail",
-    message: `The client did not accept ${what}.`,
-    expected: `${what} accepted as the request's result (exit 0, or AICONTROL_OUTCOME "result")`,
-    actual: describeRun(run),
-    counterexample: showBytes(run.served),
-    transcript: run.transcript,
-    ...(rules ? { rules } : {}),
-  };
-}
-
-export const NEEDS_OUTCOME =
-  "the client prints no AICONTROL_OUTCOME line, so a surfaced remote error cannot be told from a rejected reply " +
-  '(print AICONTROL_OUTCOME {"kind":"result"|"remote-error"|"rejected"} on stdout)';
-
-/** The client must surface what was served as the remote error it is; without an outcome line, skip. */
-export function expectRemoteError(run: CaseRun, what: string, rules?: RuleId[]): Finding {
-  if (run.killed) return killedFinding(run, what, rules);
-  if (!run.reported) return { verdict: "skip", message: NEEDS_OUTCOME };
-  if (run.reported === "remote-error") return { verdict: "pass", message: `surfaced ${what}` };
-  return {
-    verdict: "fail",
-    message: `The client did not surface ${what} as a remote error.`,
-    expected: `${what} reported as a remote error (AICONTROL_OUTCOME "remote-error")`,
-    actual: describeRun(run),
-    counterexample: showBytes(run.served),
-    transcript: run.transcript,
-    ...(rules ? { rules } : {}),
-  };
-}
-
-/** The id to echo: the request's, or null where the request has none or is unreadable. */
-export const requestIdOf = (seen: SeenRequest): unknown =>
-  seen.request && "id" in seen.request ? seen.request.id : null;
-
-/** The method the client asked for ("" where unreadable). */
-export const methodOf = (seen: SeenRequest): string =>
-  typeof seen.request?.method === "string" ? seen.request.method : "";
-
-/** Bytes of a reply line: text (or bytes) and the LF. */
-export const line = (text: string | Buffer): Buffer =>
-  Buffer.concat([typeof text === "string" ? Buffer.from(text, "utf8") : text, Buffer.from("\n")]);

@@ -1,6 +1,7 @@
 // wire.line-limit from the client's side: a response line of exactly the limit is served, one
 // byte more is rejected, and the limit counts bytes, not characters.
-import { type ClientCheck, expectAccepted, expectRejected, line, notConnected } from "./context.js";
+import type { ClientCheck } from "./context.js";
+import { expectAccepted, expectRejected, line, notConnected } from "./judge.js";
 import { multibyteError, paddedResult } from "./replies.js";
 
 export const checks: ClientCheck[] = [

@@ -1,5 +1,6 @@
 // security.loopback-default: a client refuses a non-loopback endpoint unless the operator opted in.
-import { type ClientCheck, describeRun, line } from "./context.js";
+import type { ClientCheck } from "./context.js";
+import { describeRun, line } from "./judge.js";
 import { validResult } from "./replies.js";
 
 /**
@@ -33,6 +34,7 @@ export const checks: ClientCheck[] = [
         expected: "a non-loopback host refused before connecting (exit non-zero, no connection)",
         actual: `${run.connections} connection(s); ${describeRun(run)}`,
         transcript: run.transcript,
+        ...(run.killed && !run.connections ? { timed: true } : {}),
       };
     },
   },

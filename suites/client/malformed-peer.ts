@@ -6,7 +6,8 @@ import {
   malformedReplyExamples,
   type ReplyFlaw,
 } from "../../generators/malformedReply.js";
-import { type ClientCheck, type ClientContext, expectRejected, line, notConnected, requestIdOf } from "./context.js";
+import type { ClientCheck, ClientContext } from "./context.js";
+import { expectRejected, line, notConnected, requestIdOf } from "./judge.js";
 
 const WHAT: Record<ReplyFlaw, string> = {
   "non-json": "reply lines that are not RFC 8259 JSON (NaN, Infinity, comments, trailing commas, truncation ...)",

@@ -1,6 +1,7 @@
 // wire.ndjson from the client's side: a response is one JSON object and LF; bytes that end with the
 // connection are no response, and a byte order mark before the object is not JSON.
-import { type ClientCheck, expectAccepted, expectRejected, line, notConnected } from "./context.js";
+import type { ClientCheck } from "./context.js";
+import { expectAccepted, expectRejected, line, notConnected } from "./judge.js";
 import { validResult } from "./replies.js";
 
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);

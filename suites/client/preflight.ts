@@ -1,7 +1,8 @@
 // Before any check: does the client command connect at all? A command that cannot start, or that
 // ignores {host} and {port}, would make every case "never connected"; that is one root cause.
 import { clip } from "../harness/check.js";
-import { type CaseRun, type ClientContext, describeRun, line } from "./context.js";
+import type { CaseRun, ClientContext } from "./context.js";
+import { describeRun, line } from "./judge.js";
 import { validResult } from "./replies.js";
 
 /** Why no case can be judged. */

@@ -2,7 +2,8 @@
 import fc from "fast-check";
 import { encode, validReply } from "../../generators/validReply.js";
 import type { Contract } from "../../protocol/contract.js";
-import { methodOf, requestIdOf, type SeenRequest } from "./context.js";
+import type { SeenRequest } from "./context.js";
+import { methodOf, requestIdOf } from "./judge.js";
 
 const plainResult = fc.sample(validReply({ kinds: ["result"], encodings: false }), { numRuns: 1, seed: 1 })[0]!;
 

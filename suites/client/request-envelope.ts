@@ -3,7 +3,8 @@
 import type { RuleId } from "../../protocol/contract.js";
 import type { Finding } from "../harness/check.js";
 import { strictUtf8 } from "../harness/connection.js";
-import { type CaseRun, type ClientCheck, describeRun, line, notConnected, showBytes } from "./context.js";
+import type { CaseRun, ClientCheck } from "./context.js";
+import { describeRun, line, notConnected, showBytes } from "./judge.js";
 import { validResult } from "./replies.js";
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -45,6 +46,8 @@ function judgeRequest(run: CaseRun, jsonrpc: string, limit: number): Finding {
     actual: seen ? `${showBytes(seen.line)} (${describeRun(run)})` : describeRun(run),
     rules: [rule],
     transcript: run.transcript,
+    // A request that did not end in time may be a busy machine's doing.
+    ...(seen?.ended === "waited" || run.killed ? { timed: true } : {}),
   });
   if (!seen || (seen.line.length === 0 && seen.ended !== "lf"))
     return bad("wire.ndjson", "The client connected but sent no request.", "one JSON object and LF");

@@ -2,15 +2,8 @@
 // it is, a result as the result and an error as the remote error, however RFC 8259 encodes it.
 import fc from "fast-check";
 import { type Encoding, type ValidReply, validReply } from "../../generators/validReply.js";
-import {
-  type ClientCheck,
-  expectAccepted,
-  expectRemoteError,
-  line,
-  methodOf,
-  notConnected,
-  requestIdOf,
-} from "./context.js";
+import type { ClientCheck } from "./context.js";
+import { expectAccepted, expectRemoteError, line, methodOf, notConnected, requestIdOf } from "./judge.js";
 
 /** Tried first whatever the seed: the plainest encoding, and every variation at once. */
 const ENCODINGS: Encoding[] = [

@@ -1,6 +1,7 @@
 // wire.tcp-stream from the client's side: a reply may arrive in any number of TCP segments.
 import fc from "fast-check";
-import { type ClientCheck, expectAccepted, line, notConnected } from "./context.js";
+import type { ClientCheck } from "./context.js";
+import { expectAccepted, line, notConnected } from "./judge.js";
 import { validResult } from "./replies.js";
 
 export const checks: ClientCheck[] = [

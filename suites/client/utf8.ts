@@ -1,7 +1,8 @@
 // wire.utf8 from the client's side: reply lines are decoded as strict UTF-8.
 import { malformedUtf8 } from "../../generators/malformedUtf8.js";
 import { encode } from "../../generators/validReply.js";
-import { type ClientCheck, expectRejected, line, notConnected, requestIdOf } from "./context.js";
+import type { ClientCheck } from "./context.js";
+import { expectRejected, line, notConnected, requestIdOf } from "./judge.js";
 
 export const checks: ClientCheck[] = [
   {

@@ -29,6 +29,11 @@ export interface Finding {
   path?: string;
   /** How often the minimal case failed again when re-sent: a grade of how reproducible the failure is. */
   reproduced?: Reproduced;
+  /**
+   * The verdict rests on time: something did not come, or a peer did not end, within a wait. Such a finding is
+   * rechecked, quieter, before it is reported, since a busy machine can make it without the peer's fault.
+   */
+  timed?: boolean;
   /** Which commands of a stateful case ran (fast-check's replayPath): with seed and path, it replays the case. */
   replayPath?: string;
   transcript?: TranscriptEntry[];

@@ -2,6 +2,7 @@ import { once } from "node:events";
 import { connect as netConnect, type Socket } from "node:net";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { TranscriptEntry } from "../../protocol/verdict.js";
+import { type MachineWait, machine } from "./machine.js";
 import { type Deferred, Transcript } from "./transcript.js";
 
 export type { TranscriptEntry };
@@ -140,7 +141,7 @@ export class Connection {
   private readonly ready: ReadResult[] = [];
   private end?: ReadResult;
   private waiter?: () => void;
-  private waitUntil = 0;
+  private wait: MachineWait = { until: 0, ms: 0, mark: 0 };
   private timer?: NodeJS.Timeout;
   private timerMs = 0;
 
@@ -303,7 +304,7 @@ export class Connection {
     const stats = this.options.stats;
     stats?.waitStarted();
     return new Promise<T>((resolve, reject) => {
-      this.waitUntil = Date.now() + limit;
+      this.wait = machine.wait(limit);
       this.waiter = () => {
         this.waiter = undefined;
         stats?.waitEnded();
@@ -324,12 +325,11 @@ export class Connection {
   }
 
   private onTimer(): void {
-    if (!this.waiter) return;
-    const left = this.waitUntil - Date.now();
-    if (left <= 0) {
-      this.waiter();
-      return;
-    }
+    const waiter = this.waiter;
+    if (!waiter) return;
+    // Lengthened by the moments this process stood still (machine.ts); one more turn reads a reply that came then.
+    const left = machine.left(this.wait, remaining(this.options.deadline));
+    if (left <= 0) return void setImmediate(() => this.waiter === waiter && waiter());
     this.timerMs = left;
     this.timer = setTimeout(() => this.onTimer(), left).unref();
   }

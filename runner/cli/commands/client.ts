@@ -31,6 +31,7 @@ export async function clientCommand(
     seed: values.seed ?? Math.floor(Math.random() * 2 ** 31),
     runs: values.runs ?? PROFILES[(values.profile ?? OPTIONS.profile.default) as Profile],
     strict: values.strict ?? false,
+    recheck: values.recheck,
     selected: ruleSelector(values.rules ?? [], values.skip ?? [], contract),
     env: io.env,
     reporters: reporters(),

@@ -1,0 +1,80 @@
+// What the machine itself lost: moments this process did not run (a loaded machine, a collector's
+// pause, a long synchronous task). A wait whose verdict rests on time is lengthened by them: a reply
+// or an exit that could not be seen while this process stood still is not a peer that was late.
+// See docs/ARCHITECTURE.md, "Time on a busy machine".
+
+/** How often the event loop is sampled. */
+const TICK_MS = 20;
+/** A tick this much later than planned was a moment the loop did not run; shorter delays are the timer's noise. */
+const STALL_MS = 40;
+
+export interface MachineWait {
+  until: number;
+  ms: number;
+  mark: number;
+}
+
+/** The event loop's lost time, sampled by a timer that keeps no process alive. */
+class Machine {
+  private lostMs = 0;
+  private planned = 0;
+  private timer: NodeJS.Timeout | undefined;
+  /** The last stall the sampler saw end: when, and how long it was. */
+  private lastStall = { at: 0, ms: 0 };
+
+  /** Milliseconds this process has stood still since it started measuring, a stall under way included. */
+  lost(now = Date.now()): number {
+    if (!this.timer) this.start(now);
+    const late = now - this.planned;
+    return this.lostMs + (late > STALL_MS ? late : 0);
+  }
+
+  /** A mark to measure from: `since(mark)` is what was lost after it. */
+  mark(): number {
+    return this.lost();
+  }
+
+  since(mark: number, now = Date.now()): number {
+    return Math.max(0, this.lost(now) - mark);
+  }
+
+  /** A wait of `ms` from `now`, to be lengthened by what this process loses while it runs. */
+  wait(ms: number, now = Date.now()): MachineWait {
+    return { until: now + ms, ms, mark: this.lost(now) };
+  }
+
+  /** What the wait has left: lengthened by the stalls since it began, at most by its own length and by `most`. */
+  left(w: MachineWait, most: number, now = Date.now()): number {
+    return w.until + Math.min(w.ms, most, this.since(w.mark, now)) - now;
+  }
+
+  /**
+   * How late this moment's callback runs: the stall under way, or one that ended in this turn of the loop. I/O seen
+   * now (a child's exit) may have happened that much earlier.
+   */
+  stalledAt(now = Date.now()): number {
+    if (!this.timer) this.start(now);
+    const late = now - this.planned;
+    if (late > STALL_MS) return late;
+    return now - this.lastStall.at <= TICK_MS ? this.lastStall.ms : 0;
+  }
+
+  private start(now: number): void {
+    this.planned = now + TICK_MS;
+    this.timer = setInterval(() => {
+      const at = Date.now();
+      const late = at - this.planned;
+      if (late > STALL_MS) {
+        this.lostMs += late;
+        this.lastStall = { at, ms: late };
+      }
+      this.planned = at + TICK_MS;
+    }, TICK_MS).unref();
+  }
+}
+
+/** The one measure of the machine every wait shares. */
+export const machine = new Machine();
+
+/** Lets the poll phase run once: I/O (a reply, a child's exit) that came while the loop stood still is seen. */
+export const afterPendingIo = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -1,0 +1,152 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mutants } from "../bridges/mutants/index.js";
+import { ReferenceBridge } from "../bridges/reference/bridge.js";
+import { contract } from "../protocol/contract.js";
+import type { Report } from "../reports/types.js";
+import { runClientMode } from "../runner/client.js";
+import { clientChecks } from "../suites/client/index.js";
+import { runClientProcess } from "../suites/client/process.js";
+import { Connection } from "../suites/harness/connection.js";
+import { machine } from "../suites/harness/machine.js";
+import { allChecks } from "../suites/index.js";
+import { problems, runSuite, verdictOf } from "./helpers.js";
+
+// Verdicts on a busy machine: while this file keeps two busy processes running, a conformant bridge and a
+// conformant client pass, and timing faults (a bridge that never answers one method, a client that never gives
+// up) still fail. The busy processes end on their own clock too, should this file die before afterAll.
+
+const CLIENT = "node dist/bridges/clients/reference.js --host {host} --port {port} --timeout {timeout} ping";
+const FAST = { maxEvents: 40, maxQueuedCommands: 16, drainIntervalMs: 2 };
+let busy: ChildProcess[] = [];
+
+beforeAll(() => {
+  const script = "const end = Date.now() + 120000; while (Date.now() < end) {}";
+  busy = [0, 1].map(() => spawn(process.execPath, ["-e", script], { stdio: "ignore" }));
+});
+
+afterAll(async () => {
+  await Promise.all(
+    busy.map((child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return undefined;
+      const gone = once(child, "exit");
+      child.kill("SIGKILL");
+      return gone;
+    }),
+  );
+});
+
+const clientRun = (command: string, checks: string[]): Promise<Report> =>
+  runClientMode({
+    contract,
+    command,
+    clientTimeoutMs: 1000,
+    seed: 5,
+    runs: 20,
+    strict: false,
+    selected: () => true,
+    env: { PATH: process.env.PATH },
+    reporters: [],
+    log: () => {},
+    recheck: 1,
+    onlyChecks: new Set(checks),
+  });
+
+const checkOf = (report: Report, id: string) => report.rules.flatMap((r) => r.checks).find((c) => c.id === id);
+
+describe("under load (two busy processes beside the tests)", () => {
+  it("the reference bridge passes the quick profile, with no failure and no error", async () => {
+    const report = await runSuite((token) => new ReferenceBridge({ token, ...FAST }), { profile: "quick", recheck: 1 });
+    expect(problems(report)).toEqual([]);
+  }, 60_000);
+
+  it("the reference client passes the checks that time it, with no failure and no error", async () => {
+    const checks = [...clientChecks.filter((c) => c.rules.includes("validation.finite-timeout")).map((c) => c.id)];
+    checks.push("validation.malformed-peer/no-reply", "wire.request-envelope/client-request");
+    const report = await clientRun(CLIENT, checks);
+    expect(problems(report)).toEqual([]);
+    for (const id of checks) expect(checkOf(report, id)?.verdict, id).toBe("pass");
+  }, 60_000);
+
+  it("a bridge that never answers observe still fails method.observe", async () => {
+    const mutant = mutants.find((m) => m.name === "observe-never-answers")!;
+    const report = await runSuite((token) => mutant.create({ token, ...FAST }), {
+      checks: allChecks.filter((c) => c.id === mutant.check),
+      timeoutMs: 400,
+      recheck: 1,
+    });
+    expect(verdictOf(report, "method.observe")).toBe("fail");
+    expect(checkOf(report, mutant.check)?.reproduced?.grade).toBe("consistent");
+  }, 60_000);
+
+  it("a client that never gives up still fails validation.finite-timeout, on every try", async () => {
+    const report = await clientRun(`${CLIENT} --mutant no-timeout`, ["validation.finite-timeout/silence"]);
+    const check = checkOf(report, "validation.finite-timeout/silence");
+    expect(check?.verdict).toBe("fail");
+    expect(check?.reproduced?.grade).toBe("consistent");
+  }, 60_000);
+});
+
+describe("the machine's own stalls", () => {
+  /** Holds this process's event loop for `ms`, as a long synchronous task or a descheduled process would. */
+  const stand = (ms: number) => {
+    const end = Date.now() + ms;
+    while (Date.now() < end) {}
+  };
+
+  it("are measured: a stall of the event loop counts as time lost", () => {
+    const mark = machine.mark();
+    stand(300);
+    // At least the stall, less the sampler's period and its threshold: however busy the machine, never less.
+    expect(machine.since(mark)).toBeGreaterThanOrEqual(300 - 60);
+  });
+
+  it("do not make a client that ended during one a client still running", async () => {
+    const exit = runClientProcess({
+      command: "exit 0",
+      env: { PATH: process.env.PATH },
+      budgetMs: 200,
+      requestAt: () => undefined,
+    });
+    stand(1500);
+    expect((await exit).killed).toBe(false);
+  });
+
+  it("do not let a client whose timeout bounds each read pass the drip-feed for a pause this tool made", async () => {
+    // This process stands still for longer than the client's timeout while it drips the reply: a client that times
+    // out each read leaves then, as one bounding the whole request would; that try cannot tell them apart.
+    const stall = setTimeout(() => stand(1300), 600);
+    const report = await clientRun(`${CLIENT} --mutant per-read-timeout`, ["validation.finite-timeout/drip-feed"]);
+    clearTimeout(stall);
+    expect(checkOf(report, "validation.finite-timeout/drip-feed")?.verdict).toBe("warn");
+  }, 60_000);
+
+  it("do not make a reply that came during one a missing reply", async () => {
+    // An echo server in another process answers while this one stands still past the read's timeout.
+    const server = spawn(
+      process.execPath,
+      [
+        "-e",
+        `const s = require("net").createServer((c) => c.on("data", (d) => c.write(d))).listen(0, "127.0.0.1", () =>
+          console.log(s.address().port)); setTimeout(() => process.exit(), 60000);`,
+      ],
+      { stdio: ["ignore", "pipe", "ignore"] },
+    );
+    try {
+      const [chunk] = (await once(server.stdout!, "data")) as [Buffer];
+      const conn = await Connection.open("127.0.0.1", Number(chunk.toString().trim()), {
+        connectTimeoutMs: 5000,
+        maxLineBytes: contract.limits.maxLineBytes,
+      });
+      expect((await conn.exchange("first", 5000)).kind).toBe("line");
+      conn.write("second\n");
+      const reply = conn.read(100);
+      stand(1500);
+      expect((await reply).kind).toBe("line");
+      conn.close();
+    } finally {
+      server.kill("SIGKILL");
+    }
+  });
+});
