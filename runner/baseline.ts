@@ -3,6 +3,7 @@ import type { Contract } from "../protocol/contract.js";
 import { yaml } from "../protocol/yaml.js";
 import type { CheckReport, Report } from "../reports/types.js";
 import type { Check } from "../suites/harness/check.js";
+import { fileProblem } from "./files.js";
 import { UsageError } from "./options.js";
 
 /** A known failure or a known-flaky check: a rule (short or full ID) or a check, with why it is accepted for now. */
@@ -39,9 +40,7 @@ export function loadBaseline(file: string, contract: Contract, checks: readonly 
   try {
     text = readFileSync(file, "utf8");
   } catch (err) {
-    throw new UsageError(
-      `cannot read --baseline ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-    );
+    throw new UsageError(`cannot read --baseline ${file}: ${fileProblem(err)}`);
   }
   const doc = yaml().parseDocument(text);
   if (doc.errors.length)

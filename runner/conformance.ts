@@ -16,13 +16,15 @@ import { UNCOVERED } from "./aggregate.js";
 import type { Case } from "./attempt.js";
 import { applyBaseline, type Baseline, baselineSection, loadBaseline } from "./baseline.js";
 import { clientUnstarted, runClientMode } from "./client.js";
-import { compareReports, formatChanges } from "./compare.js";
+import { compareReports, describeComparison } from "./compare.js";
 import { corpusCases, loadCorpus, saveFailures } from "./corpus.js";
 import { exportReproducers } from "./export.js";
+import { fileProblem } from "./files.js";
 import { mergeReports, mixedReports, shardProblem } from "./merge.js";
 import { OPTIONS, type OptionValues, PROFILES, type Profile, suggest, TIME_BUDGET, UsageError } from "./options.js";
 import { checkDirectories, checkWritable, reportOutputs } from "./outputs.js";
-import { failingCases, replayCommand, replayTarget, replayVerdicts } from "./replay.js";
+import { failingCases, replayCommand, replayTarget } from "./replay.js";
+import { replayVerdicts } from "./replay-output.js";
 import { run } from "./run.js";
 import { checkHint, listSelection, namedChecks } from "./selection.js";
 import {
@@ -101,10 +103,18 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
   // A report on stdout keeps stdout for itself: the human output goes to stderr.
   const human = toStdout ? io.err : io.out;
   const baseline = values.baseline ? loadBaseline(values.baseline, contract, checks) : undefined;
-  const reporters = () => [
+  const reporters = (replay = false) => [
     ...(io.console === false
       ? []
-      : [consoleReporter({ write: human, verbose: values.verbose, quiet: values.quiet, live: io.live ?? false })]),
+      : [
+          consoleReporter({
+            write: human,
+            verbose: values.verbose,
+            quiet: values.quiet,
+            live: io.live ?? false,
+            replay,
+          }),
+        ]),
     ...outputs.map((o) => FORMATS[o.format]!.create(o.file, io.out)),
     ...(io.env.GITHUB_STEP_SUMMARY ? [markdownReporter(undefined, io.env)] : []),
     ...(io.env.GITHUB_ACTIONS === "true" ? [githubReporter(human, io.env)] : []),
@@ -113,12 +123,12 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
   if (positionals[0] === "client") return clientMode(values, positionals.slice(1), io, deps, reporters);
   if (values.exec) throw new UsageError('--exec tests a client: run "aicontrol-conformance client --exec CMD"');
   if (values.compare && positionals.length === 1 && !values.merge) {
-    const changes = compareReports(
-      readReportFile(values.compare, "--compare"),
-      readReportFile(positionals[0]!, "--compare"),
-    );
-    io.out(formatChanges(changes, values.compare));
-    return { code: changes.some((c) => c.worse) ? EXIT.fail : EXIT.pass };
+    const [before, after] = [values.compare, positionals[0]!].map((f) => readReportFile(f, "--compare")) as [
+      Report,
+      Report,
+    ];
+    io.out(describeComparison(before, after, values.compare, positionals[0]));
+    return { code: compareReports(before, after).some((c) => c.worse) ? EXIT.fail : EXIT.pass };
   }
   if (positionals.length && !values.merge) {
     throw new UsageError(
@@ -136,7 +146,7 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
     const merged = mergeReports(inputs);
     if (baseline) merged.baseline = baselineSection(merged, baseline, contract.prefix);
     const lost = await writeReports(reporters(), merged, io);
-    if (previous) human(formatChanges(compareReports(previous, merged), values.compare!));
+    if (previous) human(describeComparison(previous, merged, values.compare!));
     return {
       code: lost ? EXIT.usage : verdictCode(merged, baseline, contract, human, values.allowUncovered),
       report: merged,
@@ -221,7 +231,8 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
   } catch (err) {
     if (!(err instanceof TargetError)) throw err;
     unreachable = redact.text(err.message);
-    io.err(`aicontrol-conformance: target unreachable: ${unreachable}\n`);
+    // The console says it once, as the run's root cause; without it (the API), it is said here.
+    if (io.console === false) io.err(`aicontrol-conformance: target unreachable: ${unreachable}\n`);
   }
   const targetInfo = target
     ? {
@@ -240,8 +251,10 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
         label: "unreachable",
       };
   const replaying = caseMode === "replay";
-  const all = reporters();
-  if (replaying) all.push(replayVerdicts(human, onlyChecks, values.replay ? earlier : undefined));
+  // A replay's verdicts come first, before the console's summary line.
+  const all = replaying
+    ? [replayVerdicts(human, onlyChecks, values.replay ? earlier : undefined), ...reporters(true)]
+    : reporters();
   const failedReporters: string[] = [];
   let report: Report;
   try {
@@ -299,7 +312,7 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
       io.err(`aicontrol-conformance: --export: no reproducer of ${check}: ${reason}\n`);
     if (written.length) io.err(`aicontrol-conformance: exported ${written.length} reproducer(s) to ${values.export}\n`);
   }
-  if (previous) human(formatChanges(compareReports(previous, report), values.compare!));
+  if (previous) human(describeComparison(previous, report, values.compare!));
   const lost = failedReporters.filter((name) => name in FORMATS);
   if (lost.length) {
     io.err(`aicontrol-conformance: the ${lost.join(", ")} report could not be written (see above)\n`);
@@ -406,9 +419,7 @@ export function readReportFile(file: string, flag: string): Report {
   try {
     report = JSON.parse(readFileSync(file, "utf8")) as Report;
   } catch (err) {
-    throw new UsageError(
-      `cannot read ${flag} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-    );
+    throw new UsageError(`cannot read ${flag} ${file}: ${fileProblem(err)}`);
   }
   const problem = reportProblem(report);
   if (problem)

@@ -9,16 +9,9 @@ import { SHARD_REASON } from "./run.js";
  * names index `files`), or undefined. Shards of one run always agree on all three.
  */
 export function mixedReports(reports: Report[], files: string[]): string | undefined {
-  const key = (r: Report) => ({
-    // A bridge this tool started listens on a new port each run: its command (or the built-in
-    // bridge) is what names it. A running bridge is named by its endpoint, a client by its command.
-    target: `${r.target.kind ?? "bridge"} ${identity(r.target)}`,
-    contract: r.contract?.sha256 ?? "unknown",
-    "tool version": `${r.tool.name} ${r.tool.version}`,
-  });
-  const first = key(reports[0]!);
+  const first = reportKey(reports[0]!);
   for (const [i, report] of reports.entries()) {
-    const k = key(report);
+    const k = reportKey(report);
     for (const what of Object.keys(first) as (keyof typeof first)[]) {
       if (k[what] !== first[what]) {
         return `${files[i]} has another ${what} (${k[what]}) than ${files[0]} (${first[what]}); pass --force to merge anyway`;
@@ -27,6 +20,15 @@ export function mixedReports(reports: Report[], files: string[]): string | undef
   }
   return undefined;
 }
+
+/** What a report is of: its target, contract and tool. */
+export const reportKey = (r: Report) => ({
+  // A bridge this tool started listens on a new port each run: its command (or the built-in
+  // bridge) is what names it. A running bridge is named by its endpoint, a client by its command.
+  target: `${r.target.kind ?? "bridge"} ${identity(r.target)}`,
+  contract: r.contract?.sha256 ?? "unknown",
+  "tool version": `${r.tool.name} ${r.tool.version}`,
+});
 
 const identity = (t: Report["target"]): string =>
   t.kind === "bridge" && t.spawned ? (t.command ?? "built-in") : (t.endpoint ?? t.command ?? "");
