@@ -14,7 +14,14 @@ import { redactor, STRONG_TOKEN_LENGTH } from "../suites/harness/redact.js";
 import { allChecks } from "../suites/index.js";
 import { UNCOVERED } from "./aggregate.js";
 import type { Case } from "./attempt.js";
-import { applyBaseline, type Baseline, baselineSection, loadBaseline } from "./baseline.js";
+import {
+  applyBaseline,
+  type Baseline,
+  baselineFromRun,
+  baselineSection,
+  checkBaselineUntil,
+  loadBaseline,
+} from "./baseline.js";
 import { clientUnstarted, runClientMode } from "./client.js";
 import { compareReports, describeComparison } from "./compare.js";
 import { corpusCases, loadCorpus, saveFailures } from "./corpus.js";
@@ -103,6 +110,8 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
   // A report on stdout keeps stdout for itself: the human output goes to stderr.
   const human = toStdout ? io.err : io.out;
   const baseline = values.baseline ? loadBaseline(values.baseline, contract, checks) : undefined;
+  checkBaselineUntil(values);
+  const said = (line: string) => io.err(`aicontrol-conformance: ${line}\n`);
   const reporters = (replay = false) => [
     ...(io.console === false
       ? []
@@ -145,6 +154,7 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
     if (mixed) throw new UsageError(`--merge: ${mixed}`);
     const merged = mergeReports(inputs);
     if (baseline) merged.baseline = baselineSection(merged, baseline, contract.prefix);
+    baselineFromRun(values, merged, said);
     const lost = await writeReports(reporters(), merged, io);
     if (previous) human(describeComparison(previous, merged, values.compare!));
     return {
@@ -300,6 +310,7 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
   } finally {
     await target?.stop();
   }
+  baselineFromRun(values, report, said);
   if (values.saveFailures) {
     const saved = saveFailures(values.saveFailures, report);
     if (saved)
