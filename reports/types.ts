@@ -58,7 +58,22 @@ export interface Report {
   };
   /** The state cells the deep checks' steps reached (where a check reports them). */
   stateCoverage?: StateCoverage;
+  /** With --duration: the time-boxed fuzzing after the fixed pass (summed over the parts of a merged campaign). */
+  fuzz?: { durationMs: number; rounds: number; checks: number };
+  /** A merged campaign (--merge of --duration runs): what each part ran and reached, in the order given. */
+  parts?: CampaignPart[];
   rules: RuleReport[];
+}
+
+/** One part of a fuzzing campaign: its shard or seed, its fuzzing rounds and check runs, what it reached and found. */
+export interface CampaignPart {
+  file: string;
+  seed: number;
+  shard?: { index: number; count: number };
+  rounds: number;
+  checks: number;
+  cellsReached?: number;
+  failingChecks: number;
 }
 
 /** Which cells of the bridge's state space a run reached (suites/harness/cells.ts names them). */

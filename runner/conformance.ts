@@ -27,7 +27,7 @@ import { compareReports, describeComparison } from "./compare.js";
 import { corpusCases, loadCorpus, saveFailures } from "./corpus.js";
 import { exportReproducers } from "./export.js";
 import { fileProblem } from "./files.js";
-import { mergeReports, mixedReports, shardProblem } from "./merge.js";
+import { campaignLines, mergeReports, mixedReports, shardProblem } from "./merge.js";
 import { OPTIONS, type OptionValues, PROFILES, type Profile, suggest, TIME_BUDGET, UsageError } from "./options.js";
 import { checkDirectories, checkWritable, reportOutputs } from "./outputs.js";
 import { failingCases, replayCommand, replayTarget } from "./replay.js";
@@ -152,10 +152,14 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
     const inputs = positionals.map((f) => readReportFile(f, "--merge"));
     const mixed = shardProblem(inputs, positionals) ?? (values.force ? undefined : mixedReports(inputs, positionals));
     if (mixed) throw new UsageError(`--merge: ${mixed}`);
-    const merged = mergeReports(inputs);
+    const merged = mergeReports(inputs, positionals);
     if (baseline) merged.baseline = baselineSection(merged, baseline, contract.prefix);
     baselineFromRun(values, merged, said);
+    // The campaign's corpus: every part's failing cases, for the next campaign to replay first.
+    if (values.saveFailures)
+      said(`saved ${saveFailures(values.saveFailures, merged)} failing case(s) to ${values.saveFailures}`);
     const lost = await writeReports(reporters(), merged, io);
+    if (merged.parts) human(campaignLines(merged));
     if (previous) human(describeComparison(previous, merged, values.compare!));
     return {
       code: lost ? EXIT.usage : verdictCode(merged, baseline, contract, human, values.allowUncovered),

@@ -19,10 +19,11 @@ export async function fuzzUntil(
   o: RunOptions,
   log: (line: string) => void,
   coverage: RunCoverage,
-): Promise<void> {
+): Promise<{ rounds: number; checks: number }> {
   coverage.endFixedPass();
   const redact = redactor(o.token);
   let round = 0;
+  let ran = 0;
   let lastLog = Date.now();
   const failingNow = () => [...results.values()].filter((r) => r.finding.verdict === "fail").length;
   let lastFailing = failingNow();
@@ -43,6 +44,7 @@ export async function fuzzUntil(
         unreached,
         checkDeadlineMs: Math.min(o.checkDeadlineMs, left),
       });
+      ran++;
       added.push(...coverage.add(check, finding));
       const known = results.get(check.id)!;
       // Only what the bridge did counts here: a check the deadline cut short proves nothing.
@@ -64,4 +66,5 @@ export async function fuzzUntil(
       lastFailing = failing;
     }
   }
+  return { rounds: round, checks: ran };
 }

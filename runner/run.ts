@@ -120,6 +120,7 @@ export async function run(options: RunOptions): Promise<Report> {
   const stats = new WireStats();
   const ledger = new CommandLedger();
   const coverage = new RunCoverage();
+  let fuzzed: { rounds: number; checks: number } | undefined;
   const results = new Map<string, CheckResult>();
   let stopped: Report["stopped"];
   const exits: NonNullable<Report["targetExits"]> = [];
@@ -292,7 +293,7 @@ export async function run(options: RunOptions): Promise<Report> {
       i = end;
     }
     if (options.durationMs && !stop && !options.signal?.aborted) {
-      await fuzzUntil(started + options.durationMs, chosen, results, options, log, coverage);
+      fuzzed = await fuzzUntil(started + options.durationMs, chosen, results, options, log, coverage);
     }
   }
 
@@ -313,6 +314,7 @@ export async function run(options: RunOptions): Promise<Report> {
     ...(stopped ? { stopped } : {}),
     ...(exits.length ? { targetExits: exits } : {}),
     ...(coverage.report() ? { stateCoverage: coverage.report() } : {}),
+    ...(fuzzed ? { fuzz: { durationMs: options.durationMs!, ...fuzzed } } : {}),
     wire: {
       lines: stats.lines,
       bytesSent: stats.bytesSent,
