@@ -210,7 +210,7 @@ export function writeBaseline(file: string, report: Report, until: string | unde
 }
 
 /** --baseline-until, checked before the run: a date, and only beside --write-baseline. */
-export function checkBaselineUntil(values: { writeBaseline?: string; baselineUntil?: string }): void {
+export function checkUntil(values: { writeBaseline?: string; baselineUntil?: string }): void {
   const until = values.baselineUntil;
   if (until === undefined) return;
   if (!values.writeBaseline)

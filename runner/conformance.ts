@@ -1,12 +1,10 @@
 // One run, from option values to an exit code and a report. The CLI and the API both come
 // here; neither argv nor signal handlers nor unasked-for files are this module's business.
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
 import picomatch from "picomatch";
 import { type Contract, ContractError, loadContract, type RuleId, contract as shipped } from "../protocol/contract.js";
 import { consoleReporter, FORMATS, githubReporter, markdownReporter } from "../reports/index.js";
 import { writeOutput } from "../reports/output.js";
-import { reportProblem } from "../reports/schema.js";
 import type { Report, Reporter } from "../reports/types.js";
 import type { Check } from "../suites/harness/check.js";
 import { formatHostPort } from "../suites/harness/connection.js";
@@ -19,19 +17,19 @@ import {
   type Baseline,
   baselineFromRun,
   baselineSection,
-  checkBaselineUntil,
+  checkUntil,
   loadBaseline,
 } from "./baseline.js";
 import { clientUnstarted, runClientMode } from "./client.js";
 import { compareReports, describeComparison } from "./compare.js";
 import { corpusCases, loadCorpus, saveFailures } from "./corpus.js";
 import { exportReproducers } from "./export.js";
-import { fileProblem } from "./files.js";
-import { campaignLines, mergeReports, mixedReports, shardProblem } from "./merge.js";
+import { afterMerge, campaignLines, mergeReports, mixedReports, shardProblem } from "./merge.js";
 import { OPTIONS, type OptionValues, PROFILES, type Profile, suggest, TIME_BUDGET, UsageError } from "./options.js";
 import { checkDirectories, checkWritable, reportOutputs } from "./outputs.js";
 import { failingCases, replayCommand, replayTarget } from "./replay.js";
 import { replayVerdicts } from "./replay-output.js";
+import { readReportFile } from "./report-file.js";
 import { run } from "./run.js";
 import { checkHint, listSelection, namedChecks } from "./selection.js";
 import {
@@ -110,20 +108,11 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
   // A report on stdout keeps stdout for itself: the human output goes to stderr.
   const human = toStdout ? io.err : io.out;
   const baseline = values.baseline ? loadBaseline(values.baseline, contract, checks) : undefined;
-  checkBaselineUntil(values);
+  checkUntil(values);
   const said = (line: string) => io.err(`aicontrol-conformance: ${line}\n`);
+  const shown = { write: human, verbose: values.verbose, quiet: values.quiet, live: io.live ?? false };
   const reporters = (replay = false) => [
-    ...(io.console === false
-      ? []
-      : [
-          consoleReporter({
-            write: human,
-            verbose: values.verbose,
-            quiet: values.quiet,
-            live: io.live ?? false,
-            replay,
-          }),
-        ]),
+    ...(io.console === false ? [] : [consoleReporter({ ...shown, replay })]),
     ...outputs.map((o) => FORMATS[o.format]!.create(o.file, io.out)),
     ...(io.env.GITHUB_STEP_SUMMARY ? [markdownReporter(undefined, io.env)] : []),
     ...(io.env.GITHUB_ACTIONS === "true" ? [githubReporter(human, io.env)] : []),
@@ -132,12 +121,9 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
   if (positionals[0] === "client") return clientMode(values, positionals.slice(1), io, deps, reporters);
   if (values.exec) throw new UsageError('--exec tests a client: run "aicontrol-conformance client --exec CMD"');
   if (values.compare && positionals.length === 1 && !values.merge) {
-    const [before, after] = [values.compare, positionals[0]!].map((f) => readReportFile(f, "--compare")) as [
-      Report,
-      Report,
-    ];
-    io.out(describeComparison(before, after, values.compare, positionals[0]));
-    return { code: compareReports(before, after).some((c) => c.worse) ? EXIT.fail : EXIT.pass };
+    const [before, after] = [values.compare, positionals[0]!].map((f) => readReportFile(f, "--compare"));
+    io.out(describeComparison(before!, after!, values.compare, positionals[0]));
+    return { code: compareReports(before!, after!).some((c) => c.worse) ? EXIT.fail : EXIT.pass };
   }
   if (positionals.length && !values.merge) {
     throw new UsageError(
@@ -154,10 +140,7 @@ async function execute(given: Values, positionals: string[], io: Io, deps: Deps)
     if (mixed) throw new UsageError(`--merge: ${mixed}`);
     const merged = mergeReports(inputs, positionals);
     if (baseline) merged.baseline = baselineSection(merged, baseline, contract.prefix);
-    baselineFromRun(values, merged, said);
-    // The campaign's corpus: every part's failing cases, for the next campaign to replay first.
-    if (values.saveFailures)
-      said(`saved ${saveFailures(values.saveFailures, merged)} failing case(s) to ${values.saveFailures}`);
+    afterMerge(values, merged, said);
     const lost = await writeReports(reporters(), merged, io);
     if (merged.parts) human(campaignLines(merged));
     if (previous) human(describeComparison(previous, merged, values.compare!));
@@ -426,20 +409,6 @@ function verdictCode(
     );
   for (const id of unexpected) out(`  NEW   ${id}\n`);
   return unexpected.length + stale.length > 0 ? EXIT.fail : EXIT.pass;
-}
-
-/** Reads a JSON report written by this tool. */
-export function readReportFile(file: string, flag: string): Report {
-  let report: Report;
-  try {
-    report = JSON.parse(readFileSync(file, "utf8")) as Report;
-  } catch (err) {
-    throw new UsageError(`cannot read ${flag} ${file}: ${fileProblem(err)}`);
-  }
-  const problem = reportProblem(report);
-  if (problem)
-    throw new UsageError(`${flag} ${file} is not an aicontrol-conformance JSON report (schemaVersion 1): ${problem}`);
-  return report;
 }
 
 const randomSeed = () => Math.floor(Math.random() * 2 ** 31);

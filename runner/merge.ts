@@ -1,6 +1,8 @@
 import { worst } from "../protocol/verdict.js";
 import type { Report, RuleReport } from "../reports/types.js";
 import { summarize } from "./aggregate.js";
+import { baselineFromRun } from "./baseline.js";
+import { saveFailures } from "./corpus.js";
 import { mergeStateCoverage } from "./coverage.js";
 import { SHARD_REASON } from "./run.js";
 
@@ -154,4 +156,15 @@ export function campaignLines(report: Report): string {
   });
   const fuzz = report.fuzz!;
   return `campaign of ${parts.length} parts: ${fuzz.rounds} fuzzing rounds, ${fuzz.checks} check runs${cells}\n${lines.join("\n")}\n`;
+}
+
+/** After a merge: --write-baseline of its failures, and with --save-failures the campaign's corpus, every part's failing cases. */
+export function afterMerge(
+  values: { writeBaseline?: string; baselineUntil?: string; saveFailures?: string },
+  merged: Report,
+  say: (line: string) => void,
+): void {
+  baselineFromRun(values, merged, say);
+  if (values.saveFailures)
+    say(`saved ${saveFailures(values.saveFailures, merged)} failing case(s) to ${values.saveFailures}`);
 }
