@@ -23,11 +23,16 @@ export interface ConsoleOptions {
   verbose?: boolean;
   /** Only the failures and the summary: no progress, no per-rule table. */
   quiet?: boolean;
+  /**
+   * A replay's: its own reporter prints a verdict per case and the detail of failures; the console
+   * adds only what went wrong with the target and the summary line.
+   */
+  replay?: boolean;
   /** A live progress line, rewritten in place (default: stdout is a TTY and not under CI); never without a TTY. */
   live?: boolean;
   /** Whether the output is a terminal (default: stdout's). Without one, output is plain text. */
   tty?: boolean;
-  /** The terminal's width (default: stdout's, else 80): the live line never wraps past it, long text wraps to it. */
+  /** The terminal's width (default: stdout's; unknown or 0: 80): the live line never wraps past it, long text wraps to it. */
   columns?: number;
   /** Where NO_COLOR / FORCE_COLOR are read (default: process.env). */
   env?: NodeJS.ProcessEnv;
@@ -51,11 +56,18 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
   const paint = paintOf(c);
   const line = (text = "") => out(`${text}\n`);
   const verbose = options.verbose ?? false;
+  const quiet = options.quiet || options.replay;
+  // A terminal may report 0 columns (an editor's pane, a serial console): as unknown, 80.
+  const width = () => {
+    const columns = options.columns ?? process.stdout.columns;
+    return columns && columns > 0 ? columns : 80;
+  };
   // Text is never cut: on a terminal it wraps to its width under the column it starts in;
   // in a pipe, a file or under --verbose it stays one line, whole.
-  const shape: Fit = (text, indent, start) =>
-    tty && !verbose ? wrap(text, options.columns ?? process.stdout.columns ?? 80, indent, start) : text;
-  const clear = () => void (live && out("\r\x1b[K"));
+  const shape: Fit = (text, indent, start) => (tty && !verbose ? wrap(text, width(), indent, start) : text);
+  const clear = () => {
+    if (live) out("\r\x1b[K");
+  };
   let started = Date.now();
   let failures = 0;
   let current: { id: string; index: number; total: number } | undefined;
@@ -63,23 +75,22 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
   const progress = () => {
     if (!current) return;
     clear();
-    const width = options.columns ?? process.stdout.columns ?? 80;
     const text = `  [${current.index + 1}/${current.total}] ${current.id} · ${failures} failing · ${((Date.now() - started) / 1000).toFixed(1)} s`;
     // One column short of the width: a line that fills it wraps on some terminals, and
     // the next carriage return would then rewrite only its second half.
-    out(c.dim(truncate(text, Math.max(10, width - 1))));
+    out(c.dim(truncate(text, Math.max(10, width() - 1))));
   };
   return {
     name: "console",
     onRunStart({ target, seed, checks, profile, strict }) {
       started = Date.now();
-      if (options.quiet) return;
+      if (quiet) return;
       line(c.bold("aicontrol-conformance") + c.dim(` · ${target.label}`));
       line(c.dim(`${checks} checks · profile ${profile} · seed ${seed}${strict ? " · strict" : ""}`));
       line();
     },
     onCheckStart(check, index, total) {
-      if (!live || options.quiet) return;
+      if (!live || quiet) return;
       current = { id: check.id, index, total };
       progress();
       // Keep the elapsed time moving through a long check.
@@ -90,7 +101,7 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
       current = undefined;
       clear();
       // Live: passing checks only move the progress line; the rest stay on screen.
-      if ((live && result.verdict === "pass") || options.quiet) return;
+      if ((live && result.verdict === "pass") || quiet) return;
       // What a stopped run did not reach is said once, at the end.
       if (notRunCheck(result)) return;
       const took = `${result.durationMs ?? 0} ms`;
@@ -113,7 +124,7 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
         return;
       }
       const known = knownFailures(report);
-      if (!options.quiet) {
+      if (!quiet) {
         line();
         printTable(report, known, line, c, verbose, shape);
       }
@@ -126,7 +137,7 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
         // One root cause, said once, instead of the same message under every rule.
         line();
         line(paint.error(c.bold(shape(`No check could be judged: ${printable(report.blocked)}`, 0))));
-      } else {
+      } else if (!options.replay) {
         printDetails(report, known, line, c, verbose, shape);
       }
       const stops = notRun(report);
@@ -134,10 +145,10 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
       for (const stop of stops) line(c.bold(stop));
       line();
       line(summaryLine(report, c));
-      if (report.wire && !options.quiet) line(c.dim(timeLine(report)));
-      if (stateCoverageLine(report) && !options.quiet) line(c.dim(stateCoverageLine(report)!));
+      if (report.wire && !quiet) line(c.dim(timeLine(report)));
+      if (stateCoverageLine(report) && !quiet) line(c.dim(stateCoverageLine(report)!));
       if (rootCauseLine(report)) line(rootCauseLine(report)!);
-      if (!report.blocked) printFailedRules(report, known, line, c);
+      if (!report.blocked && !options.replay) printFailedRules(report, known, line, c);
     },
   };
 }

@@ -57,10 +57,22 @@ export function targetNotes(report: Report): string[] {
         ? `The bridge completed no command before the first check (${report.stopped.detail}): it was broken before this run, and the checks that need completions could not be judged.`
         : `The bridge stopped completing commands after ${report.stopped.after} (${report.stopped.detail}): later checks that need completions could not be judged.`,
     );
+  // A bridge that dies the same way again and again is said once, with its count.
+  const deaths = new Map<string, { exit: string; stderr?: string; checks: string[]; times: number }>();
   for (const death of report.targetExits ?? []) {
-    const during = death.check ? ` during ${death.check}` : "";
-    const stderr = death.stderr ? `; its last stderr lines: ${death.stderr}` : "";
-    notes.push(`The spawned bridge exited (${death.exit})${during}${stderr}`);
+    const key = JSON.stringify([death.exit, death.stderr ?? ""]);
+    const known = deaths.get(key) ?? { exit: death.exit, stderr: death.stderr, checks: [], times: 0 };
+    known.times++;
+    if (death.check && !known.checks.includes(death.check)) known.checks.push(death.check);
+    deaths.set(key, known);
+  }
+  for (const { exit, stderr, checks, times } of deaths.values()) {
+    const count = times > 1 ? ` ${times} times` : "";
+    const during = checks.length ? ` during ${checks.join(", ")}` : "";
+    const same = times > 1 ? " (the same each time)" : "";
+    notes.push(
+      `The spawned bridge exited (${exit})${count}${during}${stderr ? `; its last stderr lines${same}: ${stderr}` : ""}`,
+    );
   }
   return notes;
 }

@@ -67,6 +67,10 @@ export interface Report {
   stateCoverage?: StateCoverage;
   /** How many rules each root cause of the run's failures failed (absent where nothing failed). */
   rootCauses?: RootCauseTally[];
+  /** With --duration: the time-boxed fuzzing after the fixed pass (summed over the parts of a merged campaign). */
+  fuzz?: { durationMs: number; rounds: number; checks: number };
+  /** A merged campaign (--merge of --duration runs): what each part ran and reached, in the order given. */
+  parts?: CampaignPart[];
   rules: RuleReport[];
 }
 
@@ -81,6 +85,17 @@ export interface RootCauseTally {
   failed: string[];
   /** Checks that were not judged on their own rules because the plain form broke this one. */
   pointedBy?: string[];
+}
+
+/** One part of a fuzzing campaign: its shard or seed, its fuzzing rounds and check runs, what it reached and found. */
+export interface CampaignPart {
+  file: string;
+  seed: number;
+  shard?: { index: number; count: number };
+  rounds: number;
+  checks: number;
+  cellsReached?: number;
+  failingChecks: number;
 }
 
 /** Which cells of the bridge's state space a run reached (suites/harness/cells.ts names them). */

@@ -41,6 +41,8 @@ export interface Case {
    * whose fault may strike only some runs (see `triesToTrust` in runner/replay.ts).
    */
   tries?: number;
+  /** The recheck saw the fault strike only some of its tries (graded flaky). */
+  flaky?: true;
 }
 
 /**

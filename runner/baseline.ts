@@ -1,9 +1,10 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import type { Contract } from "../protocol/contract.js";
 import { yaml } from "../protocol/yaml.js";
 import type { CheckReport, Report } from "../reports/types.js";
 import type { Check } from "../suites/harness/check.js";
 import { UsageError } from "./cli/options/value.js";
+import { fileProblem } from "./files.js";
 
 /** A known failure or a known-flaky check: a rule (short or full ID) or a check, with why it is accepted for now. */
 export interface BaselineEntry {
@@ -39,9 +40,7 @@ export function loadBaseline(file: string, contract: Contract, checks: readonly 
   try {
     text = readFileSync(file, "utf8");
   } catch (err) {
-    throw new UsageError(
-      `cannot read --baseline ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-    );
+    throw new UsageError(`cannot read --baseline ${file}: ${fileProblem(err)}`);
   }
   const doc = yaml().parseDocument(text);
   if (doc.errors.length)
@@ -162,4 +161,72 @@ export function baselineSection(report: Report, baseline: Baseline, prefix: stri
     ...(expired.length ? { expired: expired.map(strip) } : {}),
     ...(consistent.length ? { consistent: consistent.map(strip) } : {}),
   };
+}
+
+/** The baseline's expiry when --baseline-until is not given: this many days from today. */
+export const BASELINE_DAYS = 90;
+
+/**
+ * A baseline of a report's failures, in the format loadBaseline reads: each failing check (its
+ * rule where no check failed), a failure graded flaky as known-flaky, every entry until `until`.
+ */
+export function baselineOf(report: Report, until: string, source: string): { text: string; entries: number } {
+  const entry = (key: "rule" | "check", id: string, why: string) => ({
+    [key]: id,
+    reason: `${why} (${source}, seed ${report.seed})`,
+    until,
+  });
+  const lists = { "known-failures": [] as object[], "known-flaky": [] as object[] };
+  const seen = new Set<string>();
+  for (const rule of report.rules.filter((r) => failing(r.verdict))) {
+    const checks = rule.checks.filter((c) => failing(c.verdict));
+    if (!checks.length) lists["known-failures"].push(entry("rule", rule.id, rule.reason ?? rule.verdict));
+    for (const c of checks) {
+      if (seen.has(c.id)) continue;
+      seen.add(c.id);
+      const list = c.reproduced?.grade === "flaky" ? "known-flaky" : "known-failures";
+      lists[list].push(entry("check", c.id, c.message.split("\n")[0]!));
+    }
+  }
+  const data = Object.fromEntries(Object.entries(lists).filter(([, list]) => list.length));
+  const head = [
+    `# Known failures of ${report.target.command ?? report.target.endpoint ?? report.target.label ?? "the target"}, written by --write-baseline.`,
+    "# Read with --baseline. Put the real reason in each entry; it fails the run again after its until date.",
+  ].join("\n");
+  const body = Object.keys(data).length ? yaml().stringify(data, { lineWidth: 0 }) : "{}\n";
+  return { text: `${head}\n${body}`, entries: lists["known-failures"].length + lists["known-flaky"].length };
+}
+
+/** Writes baselineOf(report) to `file`; returns how many entries it holds. */
+export function writeBaseline(file: string, report: Report, until: string | undefined, source: string): number {
+  const day = until ?? new Date(Date.now() + BASELINE_DAYS * 86_400_000).toISOString().slice(0, 10);
+  const { text, entries } = baselineOf(report, day, source);
+  try {
+    writeFileSync(file, text);
+  } catch (err) {
+    throw new UsageError(`cannot write --write-baseline ${file}: ${fileProblem(err)}`);
+  }
+  return entries;
+}
+
+/** --baseline-until, checked before the run: a date, and only beside --write-baseline. */
+export function checkUntil(values: { writeBaseline?: string; baselineUntil?: string }): void {
+  const until = values.baselineUntil;
+  if (until === undefined) return;
+  if (!values.writeBaseline)
+    throw new UsageError("--baseline-until dates the entries --write-baseline FILE writes: give it too");
+  if (!/^\d{4}-\d\d-\d\d$/.test(until) || Number.isNaN(Date.parse(until)))
+    throw new UsageError(`--baseline-until must be a date such as 2027-03-01, not ${JSON.stringify(until)}`);
+}
+
+/** --write-baseline after a run, a replay or a merge: the file, and a line saying what it holds. */
+export function baselineFromRun(
+  values: { writeBaseline?: string; baselineUntil?: string; replay?: string },
+  report: Report,
+  say: (line: string) => void,
+): void {
+  if (!values.writeBaseline) return;
+  const when = `failed ${report.startedAt.slice(0, 10)}${values.replay ? ` in a replay of ${values.replay}` : ""}`;
+  const entries = writeBaseline(values.writeBaseline, report, values.baselineUntil, when);
+  say(`wrote ${entries} baseline entr${entries === 1 ? "y" : "ies"} to ${values.writeBaseline}`);
 }

@@ -3,7 +3,7 @@ import { contract as shipped } from "../protocol/contract.js";
 import { consoleReporter, FORMATS, githubReporter, markdownReporter } from "../reports/index.js";
 import type { Report, Reporter } from "../reports/types.js";
 import { allChecks } from "../suites/index.js";
-import { type Baseline, loadBaseline } from "./baseline.js";
+import { type Baseline, baselineFromRun, checkUntil, loadBaseline } from "./baseline.js";
 import { clientCommand } from "./cli/commands/client.js";
 import { compareAfter, compareCommand } from "./cli/commands/compare.js";
 import { exportCommand } from "./cli/commands/export.js";
@@ -14,10 +14,11 @@ import { OPTIONS, PROFILES, TIME_BUDGET } from "./cli/options/table.js";
 import { UsageError } from "./cli/options/value.js";
 import { type Deps, EXIT, type Io, type Outcome, type Values, verdictCode } from "./cli/outcome.js";
 import { ruleSelector, validateGlobs } from "./cli/rules.js";
-import { compareReports, formatChanges } from "./compare.js";
+import { describeComparison } from "./compare.js";
 import { saveFailures } from "./corpus.js";
 import { checkDirectories, checkWritable, reportOutputs } from "./outputs.js";
-import { replayCommand, replayTarget, replayVerdicts } from "./replay.js";
+import { replayCommand, replayTarget } from "./replay.js";
+import { replayVerdicts } from "./replay-output.js";
 import { chosenCases, openTarget, runSettings, runToken } from "./run/settings.js";
 import { runOutcome } from "./run.js";
 import { lastFailedSelection, namedChecks } from "./selection.js";
@@ -47,7 +48,7 @@ interface Invocation {
   outputs: ReturnType<typeof reportOutputs>;
   /** Where the human output goes: stderr when a report takes stdout. */
   human: (text: string) => void;
-  reporters: () => Reporter[];
+  reporters: (replay?: boolean) => Reporter[];
   baseline?: Baseline;
   /** A report whose failures this run takes up again, and the flag that named it (--replay, --last-failed). */
   earlier?: { report: Report; flag: string };
@@ -65,10 +66,10 @@ async function execute(values: Values, positionals: string[], io: Io, deps: Deps
   const outputs = reportOutputs(values);
   // A report on stdout keeps stdout for itself: the human output goes to stderr.
   const human = outputs.some((o) => o.file === "-") ? io.err : io.out;
-  const reporters = () => [
-    ...(io.console === false
-      ? []
-      : [consoleReporter({ write: human, verbose: values.verbose, quiet: values.quiet, live: io.live ?? false })]),
+  checkUntil(values);
+  const shown = { write: human, verbose: values.verbose, quiet: values.quiet, live: io.live ?? false };
+  const reporters = (replay = false) => [
+    ...(io.console === false ? [] : [consoleReporter({ ...shown, replay })]),
     ...outputs.map((o) => FORMATS[o.format]!.create(o.file, io.out)),
     ...(io.env.GITHUB_STEP_SUMMARY ? [markdownReporter(undefined, io.env)] : []),
     ...(io.env.GITHUB_ACTIONS === "true" ? [githubReporter(human, io.env)] : []),
@@ -119,8 +120,10 @@ async function bridgeRun(cli: Invocation): Promise<Outcome> {
   const token = runToken(values, tokenEnv, io);
   const { target, unreachable, targetInfo } = await openTarget(values, settings, token, io, deps.builtIn);
   const replaying = caseMode === "replay";
-  const reporters = cli.reporters();
-  if (replaying) reporters.push(replayVerdicts(cli.human, onlyChecks, values.replay ? earlier?.report : undefined));
+  // A replay's verdicts come first, before the console's summary line.
+  const reporters = replaying
+    ? [replayVerdicts(cli.human, onlyChecks, values.replay ? earlier?.report : undefined), ...cli.reporters(true)]
+    : cli.reporters();
   let outcome: Awaited<ReturnType<typeof runOutcome>>;
   try {
     outcome = await runOutcome({
@@ -189,7 +192,8 @@ function afterRun(
     const options = { contract, tokenEnv: run.tokenEnv, tokenConfigured: Boolean(run.token), timeoutMs: run.timeoutMs };
     exportCommand(values.export, report, options, io);
   }
-  if (run.previous) human(formatChanges(compareReports(run.previous, report), values.compare!));
+  baselineFromRun(values, report, (line) => io.err(`aicontrol-conformance: ${line}\n`));
+  if (run.previous) human(describeComparison(run.previous, report, values.compare!));
   const lost = lostReporters.filter((name) => name in FORMATS);
   if (lost.length) {
     io.err(`aicontrol-conformance: the ${lost.join(", ")} report could not be written (see above)\n`);

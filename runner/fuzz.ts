@@ -15,10 +15,11 @@ const goesOn = (run: Run, end: number) => Date.now() < end - 1000 && !run.config
  * Checks again with fresh seeds until `end`, first aimed at the state cells not reached yet (see
  * RunCoverage.round), then every check; the worst finding stays.
  */
-export async function fuzzUntil(run: Run, end: number): Promise<void> {
+export async function fuzzUntil(run: Run, end: number): Promise<{ rounds: number; checks: number }> {
   const { coverage, results } = run.state;
   coverage.endFixedPass();
   let round = 0;
+  let ran = 0;
   let lastLog = Date.now();
   const failingNow = () => [...results.values()].filter((r) => r.finding.verdict === "fail").length;
   let lastFailing = failingNow();
@@ -32,6 +33,7 @@ export async function fuzzUntil(run: Run, end: number): Promise<void> {
     for (const check of checks) {
       if (!goesOn(run, end)) break;
       added.push(...(await fuzzOnce(run, check, (run.config.seed + round * 7919) | 0, end, unreached)));
+      ran++;
     }
     if (unreached) coverage.roundAdded(added.length);
     if (added.length) run.log(`fuzzing: round ${round} reached ${added.length} more state cells: ${added.join(", ")}`);
@@ -44,6 +46,7 @@ export async function fuzzUntil(run: Run, end: number): Promise<void> {
       lastFailing = failing;
     }
   }
+  return { rounds: round, checks: ran };
 }
 
 /** One check with a round's seed: the state cells it reached first, and its finding recorded where worse. */

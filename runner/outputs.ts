@@ -6,6 +6,7 @@ import { FORMATS } from "../reports/index.js";
 import { makeDirectory } from "../reports/output.js";
 import type { OptionValues } from "./cli/options/table.js";
 import { UsageError } from "./cli/options/value.js";
+import { fileProblem } from "./files.js";
 
 type Values = Partial<OptionValues>;
 
@@ -46,7 +47,7 @@ export function checkWritable(outputs: { format: string; file: string }[]): void
       closeSync(openSync(path, "a"));
       if (!existed) unlinkSync(path);
     } catch (err) {
-      throw new UsageError(`cannot write the ${format} report to ${file}: ${problem(err)}`);
+      throw new UsageError(`cannot write the ${format} report to ${file}: ${fileProblem(err)}`);
     }
   }
 }
@@ -72,7 +73,7 @@ function checkDirectory(dir: string, flag: string): void {
     unlinkSync(probe);
   } catch (err) {
     if (err instanceof UsageError) throw err;
-    throw new UsageError(`${flag} ${dir}: cannot write there: ${problem(err)}`);
+    throw new UsageError(`${flag} ${dir}: cannot write there: ${fileProblem(err)}`);
   } finally {
     // Folders made only to try them are taken away again; the run makes them when it writes.
     for (const d of made.reverse()) {
@@ -84,5 +85,3 @@ function checkDirectory(dir: string, flag: string): void {
     }
   }
 }
-
-const problem = (err: unknown) => (err as NodeJS.ErrnoException).code ?? (err as Error).message;

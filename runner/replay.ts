@@ -4,7 +4,7 @@
 // on the target that failed: no later cases, no shrinking, no silent change of target.
 import { contract as shipped } from "../protocol/contract.js";
 import { worst } from "../protocol/verdict.js";
-import type { CheckReport, Report, Reporter } from "../reports/types.js";
+import type { CheckReport, Report } from "../reports/types.js";
 import type { Check, Finding } from "../suites/harness/check.js";
 import { formatHostPort } from "../suites/harness/connection.js";
 import { type Case, checkSeed } from "./attempt.js";
@@ -69,6 +69,7 @@ export function recordedCase(report: Report, check: CheckReport): Case {
     ...(check.replayPath ? { replayPath: check.replayPath } : {}),
     ...(report.runs ? { runs: report.runs } : {}),
     ...(tries > 1 ? { tries } : {}),
+    ...(seen?.grade === "flaky" ? { flaky: true as const } : {}),
   };
 }
 
@@ -134,49 +135,6 @@ export function replayTarget(
   if ("spawn" in recorded) return { ...values, spawn: recorded.spawn };
   if ("endpoint" in recorded) return { ...values, endpoint: recorded.endpoint };
   return values;
-}
-
-/** What a replayed check's verdict now says about the case it replayed. */
-const REPLAY_LABEL: Record<string, string> = {
-  fail: "STILL FAILING",
-  warn: "STILL WARNS",
-  error: "COULD NOT REPLAY",
-  skip: "COULD NOT REPLAY",
-  pass: "FIXED",
-};
-
-/**
- * After a replay: per replayed check (by its worst entry across rules) whether the case is
- * fixed, the case it ran, and the reply it got before (from the replayed report) beside the one
- * it gets now.
- */
-export function replayVerdicts(out: (t: string) => void, only: Set<string> | undefined, before?: Report): Reporter {
-  const worstOf = (report: Report) => {
-    const entries = new Map<string, CheckReport>();
-    for (const check of report.rules.flatMap((r) => r.checks)) {
-      if (only && !only.has(check.id)) continue;
-      const known = entries.get(check.id);
-      if (!known || worst(known.verdict, check.verdict) !== known.verdict) entries.set(check.id, check);
-    }
-    return entries;
-  };
-  const then = before ? worstOf(before) : new Map<string, CheckReport>();
-  return {
-    name: "replay",
-    onRunEnd(report) {
-      for (const [id, now] of worstOf(report)) {
-        const label = REPLAY_LABEL[now.verdict]!;
-        out(`${label} ${id}${now.verdict === "pass" ? "" : `: ${now.message}`}\n`);
-        const ran = now.replayed?.case ?? now.counterexample;
-        if (ran !== undefined) out(`    case:   ${ran}\n`);
-        const old = then.get(id);
-        if (old) {
-          out(`    before: ${old.actual ?? old.message}\n`);
-          out(`    now:    ${now.actual ?? now.message}\n`);
-        }
-      }
-    },
-  };
 }
 
 /** The command line that runs exactly one case of a check again, on the same target. */

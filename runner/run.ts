@@ -52,7 +52,7 @@ export async function runOutcome(config: RunConfig): Promise<RunOutcome> {
     await beginRun(running);
     await execute(running);
     if (config.durationMs && !state.stop && !config.signal?.aborted)
-      await fuzzUntil(running, started + config.durationMs);
+      state.fuzzed = await fuzzUntil(running, started + config.durationMs);
   }
   const report = redact.deep(toReport(config, planned, state, started));
   const lostReporters = await fanOut(config.reporters, "onRunEnd", log, report);
@@ -111,6 +111,7 @@ function toReport(config: RunConfig, planned: Plan, state: RunState, started: nu
     ...(state.stopped ? { stopped: state.stopped } : {}),
     ...(state.exits.length ? { targetExits: state.exits } : {}),
     ...(coverage.report() ? { stateCoverage: coverage.report() } : {}),
+    ...(state.fuzzed ? { fuzz: { durationMs: config.durationMs!, ...state.fuzzed } } : {}),
     ...rootCauses(contract, state.results.values(), rules),
     wire: {
       lines: stats.lines,

@@ -42,7 +42,8 @@ describe("the packed package", () => {
   it("installs from its tarball and runs both the CLI and the API", () => {
     const root = process.cwd();
     const work = mkdtempSync(join(tmpdir(), "aicc-pack-"));
-    const tarball = execFileSync("npm", ["pack", "--silent", "--pack-destination", work], {
+    // dist/ is built once by the global setup; prepack would rebuild it under the tests running beside.
+    const tarball = execFileSync("npm", ["pack", "--silent", "--ignore-scripts", "--pack-destination", work], {
       cwd: root,
       encoding: "utf8",
     })

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { type Contract, ContractError, loadContract } from "../../protocol/contract.js";
 import { reportProblem } from "../../reports/schema.js";
 import type { Report } from "../../reports/types.js";
+import { fileProblem } from "../files.js";
 import { UsageError } from "./options/value.js";
 
 /** Reads a JSON report written by this tool. */
@@ -11,9 +12,7 @@ export function readReportFile(file: string, flag: string): Report {
   try {
     report = JSON.parse(readFileSync(file, "utf8")) as Report;
   } catch (err) {
-    throw new UsageError(
-      `cannot read ${flag} ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-    );
+    throw new UsageError(`cannot read ${flag} ${file}: ${fileProblem(err)}`);
   }
   const problem = reportProblem(report);
   if (problem)

@@ -105,7 +105,7 @@ async function exactCase(check: Check, o: AttemptContext, exact: Case): Promise<
     const finding = await attemptCheck(check, o, exact);
     if (tries === 1) return finding;
     if (finding.verdict !== "pass")
-      return { ...finding, message: `${finding.message} (try ${i} of ${tries}: ${WHY_TRIES})` };
+      return exact.flaky ? { ...finding, message: `${finding.message} (try ${i} of ${tries}: ${WHY_TRIES})` } : finding;
     if (i === tries)
       return {
         ...finding,

@@ -75,7 +75,7 @@ export async function openTarget(
   values: Values,
   settings: ReturnType<typeof runSettings>,
   token: string | undefined,
-  io: { env: NodeJS.ProcessEnv; err: (text: string) => void },
+  io: { env: NodeJS.ProcessEnv; err: (text: string) => void; console?: boolean },
   builtIn?: BridgeFactory,
 ) {
   const { endpoint, timeoutMs } = settings;
@@ -99,7 +99,8 @@ export async function openTarget(
   } catch (err) {
     if (!(err instanceof TargetError)) throw err;
     unreachable = redactor(token).text(err.message);
-    io.err(`aicontrol-conformance: target unreachable: ${unreachable}\n`);
+    // The console says it once, as the run's root cause; without it (the API), it is said here.
+    if (io.console === false) io.err(`aicontrol-conformance: target unreachable: ${unreachable}\n`);
   }
   const command = values.spawn ? { command: values.spawn } : {};
   const where = endpoint
@@ -117,7 +118,7 @@ export async function openTarget(
 export function runToken(
   values: Values,
   tokenEnv: string,
-  io: { env: NodeJS.ProcessEnv; err: (text: string) => void },
+  io: { env: NodeJS.ProcessEnv; err: (text: string) => void; console?: boolean },
 ): string | undefined {
   const builtIn = !values.endpoint && !values.spawn;
   // The built-in bridge gets a token of its own, so a plain `npm start` exercises authorization too.

@@ -35,6 +35,8 @@ export class RunState {
   stop?: Stop;
   /** A duty the bridge stopped doing (completions): checks that need it cannot be judged. */
   stopped?: Report["stopped"];
+  /** With --duration: the fuzzing rounds after the fixed pass, and the check runs in them. */
+  fuzzed?: { rounds: number; checks: number };
 
   /** Why no check, or none but the ones it names, can reach a verdict (from the preflight). */
   constructor(readonly blocked?: Blocked) {

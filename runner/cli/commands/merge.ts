@@ -2,7 +2,7 @@
 import type { Contract } from "../../../protocol/contract.js";
 import type { Report, Reporter } from "../../../reports/types.js";
 import { type Baseline, baselineSection } from "../../baseline.js";
-import { mergeReports, mixedReports, shardProblem } from "../../merge.js";
+import { afterMerge, campaignLines, mergeReports, mixedReports, shardProblem } from "../../merge.js";
 import { checkWritable } from "../../outputs.js";
 import { readReportFile } from "../inputs.js";
 import { UsageError } from "../options/value.js";
@@ -26,9 +26,11 @@ export async function mergeCommand(values: Values, m: MergeInputs, io: Io): Prom
   const inputs = m.files.map((f) => readReportFile(f, "--merge"));
   const mixed = shardProblem(inputs, m.files) ?? (values.force ? undefined : mixedReports(inputs, m.files));
   if (mixed) throw new UsageError(`--merge: ${mixed}`);
-  const merged = mergeReports(inputs);
+  const merged = mergeReports(inputs, m.files);
+  afterMerge(values, merged, (line) => io.err(`aicontrol-conformance: ${line}\n`));
   if (m.baseline) merged.baseline = baselineSection(merged, m.baseline, m.contract.prefix);
   const lost = await writeReports(m.reporters(), merged, io);
+  if (merged.parts) m.human(campaignLines(merged));
   m.afterward(merged);
   return {
     code: lost ? EXIT.usage : verdictCode(merged, m.baseline, m.contract, m.human, values.allowUncovered),

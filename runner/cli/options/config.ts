@@ -1,6 +1,7 @@
 // The YAML config file: option names to values, each with the line it stands on.
 import { readFileSync } from "node:fs";
 import { yaml } from "../../../protocol/yaml.js";
+import { fileProblem } from "../../files.js";
 import { suggest } from "./suggest.js";
 import { OPTIONS, type Spec, specOf } from "./table.js";
 import { UsageError } from "./value.js";
@@ -11,9 +12,7 @@ export function readConfig(file: string): Record<string, { value: unknown; line:
   try {
     text = readFileSync(file, "utf8");
   } catch (err) {
-    throw new UsageError(
-      `cannot read config ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-    );
+    throw new UsageError(`cannot read config ${file}: ${fileProblem(err)}`);
   }
   const { isMap, isScalar, LineCounter, parseDocument } = yaml();
   const lines = new LineCounter();

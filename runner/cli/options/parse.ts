@@ -21,7 +21,12 @@ export function parseCommandLine(argv: string[], cwdFiles: { exists(file: string
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
-      args: argv,
+      // A value that starts with a dash and a digit (--seed -3, --duration -5s) is the option's value.
+      args: argv.flatMap((arg, i) =>
+        /^-\d/.test(arg) && /^--[a-z-]+$/.test(argv[i - 1] ?? "")
+          ? []
+          : [/^--[a-z-]+$/.test(arg) && /^-\d/.test(argv[i + 1] ?? "") ? `${arg}=${argv[i + 1]}` : arg],
+      ),
       strict: true,
       allowPositionals: true,
       options: Object.fromEntries(
@@ -62,6 +67,8 @@ export function parseCommandLine(argv: string[], cwdFiles: { exists(file: string
 
 /** What was wrong with the command line, said as a person would: the flag, and the flag meant. */
 function argvProblem(err: Error & { code?: string }): string {
+  const ambiguous = /^Option '(--[a-z-]+)' argument is ambiguous/.exec(err.message)?.[1];
+  if (ambiguous) return `${ambiguous} needs a value (one that starts with a dash is given as ${ambiguous}=VALUE)`;
   const flag = /^Unknown option '([^']+)'/.exec(err.message)?.[1];
   if (err.code !== "ERR_PARSE_ARGS_UNKNOWN_OPTION" || !flag) return err.message;
   if (/^--?token$/i.test(flag))

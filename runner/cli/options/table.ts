@@ -220,6 +220,19 @@ export const OPTIONS = {
     arg: "FILE",
     description: "known failures (YAML) do not fail the run; an entry that now passes does (stale)",
   },
+  "write-baseline": {
+    kind: "string",
+    group: "Replay and CI",
+    arg: "FILE",
+    description:
+      "write the failures of this run (a --replay: those still failing; a --merge: the merged ones) as a baseline for --baseline",
+  },
+  "baseline-until": {
+    kind: "string",
+    group: "Replay and CI",
+    arg: "YYYY-MM-DD",
+    description: "with --write-baseline: the last day its entries count (default: 90 days from today)",
+  },
   "save-failures": {
     kind: "string",
     group: "Replay and CI",
