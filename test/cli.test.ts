@@ -448,6 +448,9 @@ describe("CLI output to a reader that goes away", () => {
 
 describe("CLI help and docs for installed users", () => {
   const readme = readFileSync("README.md", "utf8");
+  // The CLI reference and the reproducers' page: where the README sends a reader for every option and code.
+  const reference = readFileSync("docs/cli.md", "utf8");
+  const reproducing = readFileSync("docs/reproducing.md", "utf8");
 
   it("--help names every way to run it and every exit code, 130 included", async () => {
     const r = await cli(["--help"]);
@@ -459,18 +462,18 @@ describe("CLI help and docs for installed users", () => {
     expect(r.out).toMatch(/--compare .*exits 1 when a rule got worse/);
   });
 
-  it("the README, --help and the config schema come from one option table", () => {
+  it("the CLI reference, --help and the config schema come from one option table", () => {
     const help = usage();
     for (const [name, spec] of Object.entries(OPTIONS)) {
       expect(help, name).toContain(`--${name}`);
       if (["exec", "client-timeout", "path", "replay-path", "help", "version", "report", "force"].includes(name))
         continue;
-      if (!("cliOnly" in spec) || name === "config") expect(readme, name).toContain(`--${name}`);
+      if (!("cliOnly" in spec) || name === "config") expect(reference, name).toContain(`--${name}`);
     }
-    for (const [code, meaning] of EXIT_CODES) expect(readme).toContain(`- \`${code}\` ${meaning}`);
-    // A reproducer's exit codes: the same in --help and in the README.
+    for (const [code, meaning] of EXIT_CODES) expect(reference).toContain(`- \`${code}\` ${meaning}`);
+    // A reproducer's exit codes: the same in --help and in docs/reproducing.md.
     const exportHelp = help.split("\n").find((l) => l.includes("--export DIR"))!;
-    const section = readme.slice(readme.indexOf("`--export DIR` writes"));
+    const section = reproducing.slice(reproducing.indexOf("`--export DIR` writes"));
     const inReadme = [...section.slice(0, section.indexOf("\n\n")).matchAll(/`(\d)` when/g)].map((m) => Number(m[1]));
     expect(inReadme.sort()).toEqual(REPRODUCER_EXIT.map(([code]) => code));
     for (const [code] of REPRODUCER_EXIT) expect(exportHelp).toContain(`${code}: `);
@@ -494,8 +497,16 @@ describe("CLI help and docs for installed users", () => {
       files: { path: string }[];
     }[];
     const files = packed[0]!.files.map((f) => f.path);
-    const pointed = [...readme.matchAll(/node_modules\/aicontrol-conformance\/(\S+?\.(?:py|json))/g)].map((m) => m[1]!);
+    // The docs the README links to, and the files that they and the README name in an installed package.
+    const docs = [...readme.matchAll(/\]\((docs\/[\w.-]+\.md)(?:#[\w-]*)?\)/g)].map((m) => m[1]!);
+    expect(docs).toEqual(
+      expect.arrayContaining(["docs/cli.md", "docs/verdicts.md", "docs/reproducing.md", "docs/ci.md"]),
+    );
+    for (const doc of docs) expect(files, doc).toContain(doc);
+    const texts = [readme, ...docs.map((doc) => readFileSync(doc, "utf8"))].join("\n");
+    const pointed = [...texts.matchAll(/node_modules\/aicontrol-conformance\/(\S+?\.(?:py|json))/g)].map((m) => m[1]!);
     expect(pointed).toContain("bench/client.py");
+    expect(pointed).toContain("aicontrol-conformance.config.schema.json");
     for (const file of pointed) expect(files, file).toContain(file);
   });
 });

@@ -260,10 +260,10 @@ print(sum(read))
     expect(planOf(early, OPTIONS).unreproducible).toBeUndefined();
   });
 
-  it("the README lists exactly the checks replayed only, each with its reason", () => {
-    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+  it("docs/reproducing.md lists exactly the checks replayed only, each with its reason", () => {
+    const page = readFileSync(new URL("../docs/reproducing.md", import.meta.url), "utf8");
     const block = /<!-- checks replayed only:[^>]*-->\n([\s\S]*?)\n *<!-- end of checks replayed only -->/.exec(
-      readme,
+      page,
     )?.[1];
     expect(block).toBe(
       checksReplayedOnly()
@@ -272,10 +272,10 @@ print(sum(read))
     );
   });
 
-  it("the README lists exactly the checks without an oracle, each with its reason", () => {
-    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+  it("docs/reproducing.md lists exactly the checks without an oracle, each with its reason", () => {
+    const page = readFileSync(new URL("../docs/reproducing.md", import.meta.url), "utf8");
     const block = /<!-- checks without an oracle:[^>]*-->\n([\s\S]*?)\n *<!-- end of checks without an oracle -->/.exec(
-      readme,
+      page,
     )?.[1];
     const listed = checksWithoutOracle();
     const expected = listed.length

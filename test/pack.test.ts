@@ -44,7 +44,13 @@ describe("a package packed from a fresh clone", () => {
       .split("\n")
       .at(-1)!;
     const listing = execFileSync("tar", ["-tzf", join(work, tarball)], { encoding: "utf8" }).split("\n");
-    for (const file of ["dist/bin.js", "dist/index.js", "dist/protocol/contract.compiled.json", "README.md"])
+    for (const file of [
+      "dist/bin.js",
+      "dist/index.js",
+      "dist/protocol/contract.compiled.json",
+      "README.md",
+      "docs/cli.md",
+    ])
       expect(listing).toContain(`package/${file}`);
     expect(listing.filter((f) => /^package\/(test|dist\/test|dist\/bench|scripts)\//.test(f))).toEqual([]);
     expect(listing.filter((f) => /\.test\.|\.ts$/.test(f) && !f.endsWith(".d.ts"))).toEqual([]);
