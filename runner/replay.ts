@@ -1,9 +1,8 @@
 // A report's cases taken up again: the exact case each failure recorded and how many passes in a
-// row call it fixed, the target a re-run goes to, the replay's verdicts and its command line. The
+// row call it fixed, the target a re-run goes to, its command line and how a recheck grades a finding. The
 // cases themselves run in runner/run/cases.ts. A claim that a case is FIXED rests on that one case
 // on the target that failed: no later cases, no shrinking, no silent change of target.
 import { contract as shipped } from "../protocol/contract.js";
-import { worst } from "../protocol/verdict.js";
 import type { CheckReport, Report } from "../reports/types.js";
 import type { Check, Finding } from "../suites/harness/check.js";
 import { formatHostPort } from "../suites/harness/connection.js";
