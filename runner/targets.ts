@@ -203,7 +203,11 @@ export async function spawnTarget(command: string, options: SpawnOptions): Promi
         target.restartMs = (target.restartMs ?? 0) + Date.now() - t0;
       },
     ),
-    stop: () => spares.stop(child),
+    // A restart under way when the run ends finishes first, so the bridge it started is the one stopped here.
+    stop: async () => {
+      await spares.close();
+      await spares.stop(child);
+    },
     takeExit() {
       const exit = child.exit;
       child.exit = undefined;
@@ -226,6 +230,9 @@ class Spares {
   private spares: Promise<Started | undefined>[] = [];
   /** Replaced bridges still stopping: the run's stop waits for them too, so none is left behind. */
   private readonly retiring = new Set<Promise<void>>();
+  /** Set by close: no bridge is started ahead any more, and a restart under way is waited for. */
+  private closed = false;
+  private replacing: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly command: string,
@@ -236,7 +243,20 @@ class Spares {
   }
 
   /** A fresh bridge in place of `current`, which is stopped. */
-  async replace(current: Started): Promise<Started> {
+  replace(current: Started): Promise<Started> {
+    if (this.closed) return Promise.reject(new TargetError("the run has ended: the bridge is not started again"));
+    const next = this.swap(current);
+    this.replacing = next.catch(() => undefined);
+    return next;
+  }
+
+  /** The run ends: a restart under way finishes (its bridge is then the one to stop), and none is started ahead. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.replacing;
+  }
+
+  private async swap(current: Started): Promise<Started> {
     const ready = await this.spares.shift();
     let next: Started;
     if (ready && running(ready.process) && ready.port !== current.port) {
@@ -249,7 +269,7 @@ class Spares {
       next = await start(this.command, this.options);
     }
     this.ports.add(next.port);
-    while (this.ports.size > 1 && this.spares.length < SPARES)
+    while (!this.closed && this.ports.size > 1 && this.spares.length < SPARES)
       this.spares.push(start(this.command, this.options).catch(() => undefined));
     return next;
   }

@@ -130,6 +130,19 @@ describe("a spawned bridge asked to restart", () => {
     expect(target.restarts).toBe(2);
   });
 
+  it("leaves no bridge behind when the run ends in the middle of restarts, spares started ahead included", async () => {
+    const mark = `AICC_SPARES_${process.pid}`;
+    const target = await spawnTarget(`${bridgeCli} --token-env ${mark}`, { startTimeoutMs: 10_000 });
+    // The second restart starts bridges ahead of the next; the third is under way when the run ends.
+    await target.restart!({ force: true });
+    await target.restart!({ force: true });
+    const underWay = target.restart!({ force: true }).catch(() => undefined);
+    await target.stop();
+    await underWay;
+    await expect(target.restart!({ force: true })).rejects.toThrow(/the run has ended/);
+    expect(processesWith(mark)).toEqual([]);
+  });
+
   it("is started again when it exited on its own, though nothing connected to it", async () => {
     const target = await spawnTarget(
       `${process.execPath} -e 'console.log(JSON.stringify({ port: 9 })); setTimeout(() => {}, 50)'`,
