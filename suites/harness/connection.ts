@@ -3,8 +3,10 @@ import { connect as netConnect, type Socket } from "node:net";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { TranscriptEntry } from "../../protocol/verdict.js";
 import { type MachineWait, machine } from "./machine.js";
-import { type Deferred, Transcript } from "./transcript.js";
+import { Transcript } from "./transcript.js";
+import { keepOf, type Segments, strictUtf8, WireEntry } from "./wire-entry.js";
 
+export { repeatedRun, strictUtf8 } from "./wire-entry.js";
 export type { TranscriptEntry };
 
 /** The notes a transcript carries about how its connection ended or was cut short (read back by a replay). */
@@ -127,8 +129,6 @@ export class ConnectError extends Error {
 }
 
 const LF = 0x0a;
-/** Strict UTF-8 that keeps a leading byte order mark (ignoreBOM), so a line's text holds every one of its bytes. */
-export const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** A TCP client with byte-level control: split writes, bounded line reads, deadlines, a transcript. */
 export class Connection {
@@ -436,102 +436,6 @@ export class Connection {
     // transcript is read; a long one is cut to size now rather than held whole.
     this.transcript.push(data.length <= keepOf(this.options) ? entry : entry.build());
   }
-}
-
-type Segments = Pick<TranscriptEntry, "cuts" | "pauseMs">;
-
-/** Bytes of one transcript entry kept. */
-const keepOf = (options: ConnectionOptions) => options.transcriptBytes ?? 4096;
-
-/** Bytes as they crossed the wire, made a transcript entry (redacted, decoded, cut to size) when it is read. */
-class WireEntry implements Deferred {
-  constructor(
-    readonly t: number,
-    private readonly dir: "send" | "recv",
-    private readonly data: Buffer | string,
-    /** 1 where the bytes were a line whose LF is not among them. */
-    private readonly lf: number,
-    private readonly options: ConnectionOptions,
-    private readonly segments?: Segments,
-  ) {}
-
-  build(): TranscriptEntry {
-    const { dir, t, lf, options } = this;
-    const keep = keepOf(options);
-    const bytes = typeof this.data === "string" ? Buffer.from(this.data, "utf8") : this.data;
-    const clean = options.redact ? options.redact(bytes) : bytes;
-    const whole = clean.length <= keep;
-    const shown = whole ? clean : clean.subarray(0, keep);
-    const length = bytes.length + lf;
-    let entry: TranscriptEntry;
-    try {
-      entry = { dir, t, length, text: lf && whole ? `${strictUtf8.decode(shown)}\n` : strictUtf8.decode(shown) };
-    } catch {
-      entry = { dir, t, length, base64: shown.toString("base64") };
-    }
-    if (!whole) {
-      entry.truncated = true;
-      // A long request is mostly filler: kept as a run repeated, it can still be sent again byte for byte.
-      const rest = dir === "send" ? repeatedRun(clean.subarray(shown.length), keep) : undefined;
-      if (rest) entry.rest = rest;
-    }
-    return this.segments ? Object.assign(entry, this.segments) : entry;
-  }
-}
-
-/**
- * The longest run a long send's omitted bytes are looked at as repeating: long enough for filler
- * made of a phrase (a large stringArg of repeated words), so such a send is still kept whole.
- */
-const MAX_RUN = 32;
-
-/** How many runs one after another a long send is looked at as (nested brackets: an opening run, a closing one). */
-const MAX_RUNS = 3;
-
-/**
- * Bytes as one run of at most MAX_RUN bytes repeated, then a tail of at most `maxTail` bytes
- * (both base64), or another such run (up to MAX_RUNS in all) before it; undefined where they are
- * not: enough to rebuild them exactly.
- */
-export function repeatedRun(bytes: Buffer, maxTail: number, runs = MAX_RUNS): TranscriptEntry["rest"] {
-  let best = { period: 1, covered: 0 };
-  for (let period = 1; period <= MAX_RUN && period <= bytes.length && best.covered < bytes.length; period++) {
-    const i = period + matchingPrefix(bytes, period);
-    const covered = i - (i % period);
-    if (covered > best.covered) best = { period, covered };
-  }
-  if (best.covered === 0) return undefined;
-  if (bytes.length - best.covered > maxTail) {
-    const then = runs > 1 ? repeatedRun(bytes.subarray(best.covered), maxTail, runs - 1) : undefined;
-    if (!then) return undefined;
-    return {
-      run: bytes.subarray(0, best.period).toString("base64"),
-      times: best.covered / best.period,
-      tail: "",
-      then,
-    };
-  }
-  return {
-    run: bytes.subarray(0, best.period).toString("base64"),
-    times: best.covered / best.period,
-    tail: bytes.subarray(best.covered).toString("base64"),
-  };
-}
-
-/**
- * How many bytes from `shift` on equal the bytes `shift` earlier. Compared a block at a time
- * (Buffer.compare is a memcmp), as a long send is megabytes and this runs on every one.
- */
-function matchingPrefix(bytes: Buffer, shift: number): number {
-  const BLOCK = 4096;
-  let i = shift;
-  while (i < bytes.length) {
-    const end = Math.min(bytes.length, i + BLOCK);
-    if (bytes.compare(bytes, i - shift, end - shift, i, end) !== 0) break;
-    i = end;
-  }
-  while (i < bytes.length && bytes[i] === bytes[i - shift]) i++;
-  return i - shift;
 }
 
 const same = <T>(value: T): T => value;

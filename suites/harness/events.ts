@@ -268,13 +268,8 @@ async function follow(
       returned++;
       if (event.type !== "command_completed") continue;
       const key = Number(event.commandSeq);
-      const earlier = seen.get(key);
-      seen.set(key, [
-        ...(earlier ?? []),
-        { seq, commandSeq: event.commandSeq, success: event.success, message: event.message, event },
-      ]);
       // A command completing again is no sign the loop moved on: only a first completion keeps the wait going.
-      if (earlier) continue;
+      if (!recordCompletion(seen, key, seq, event)) continue;
       if (waiting.has(key)) {
         // A stall is the machine's, not a step of the game loop: it does not slow the pace every later wait follows.
         pace = Math.max(0, Date.now() - lastArrival - stalledSinceArrival);
@@ -314,15 +309,37 @@ async function follow(
       drained = await queueEmpty(ctx, conn);
       if (drained) continue;
     }
-    if (Date.now() >= until) {
-      if (missing.length <= seen.unseen) return unobservable(seen, missing);
-      // Every event up to latestSeq was returned: the completions are not there to read.
-      if (returned < page.latestSeq - from) await unreadable(ctx, conn, from, waiting.size, missing, page.latestSeq);
-      return seen;
-    }
+    if (Date.now() >= until) return waitedOut(ctx, conn, seen, missing, { from, returned, waiting, page });
     // A page may stop short of latestSeq (a full page, or one kept within the line limit): read on at once.
     if (!events.length || cursor >= page.latestSeq) planned = await pause.wait(settleUntil ?? until);
   }
+}
+
+/** Records a completion of command `key` at `seq` in `seen`: whether it is the command's first. */
+function recordCompletion(seen: Completions, key: number, seq: number, event: EventsResult["events"][number]["event"]) {
+  const earlier = seen.get(key);
+  seen.set(key, [
+    ...(earlier ?? []),
+    { seq, commandSeq: event.commandSeq, success: event.success, message: event.message, event },
+  ]);
+  return !earlier;
+}
+
+/**
+ * The wait ended with `missing` not read: unobservable where they may be among the dropped, otherwise
+ * what was seen, after judging the events method where it returned fewer events than latestSeq says.
+ */
+async function waitedOut(
+  ctx: CheckContext,
+  conn: Connection,
+  seen: Completions,
+  missing: number[],
+  { from, returned, waiting, page }: { from: number; returned: number; waiting: Set<number>; page: EventsResult },
+): Promise<Completions> {
+  if (missing.length <= seen.unseen) return unobservable(seen, missing);
+  // Every event up to latestSeq was returned: the completions are not there to read.
+  if (returned < page.latestSeq - from) await unreadable(ctx, conn, from, waiting.size, missing, page.latestSeq);
+  return seen;
 }
 
 /** Opens the violation of completions that happened but that events did not return. */

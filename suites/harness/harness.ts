@@ -12,13 +12,16 @@ import {
   type PropertyOptions,
   type ReadOptions,
   type Reply,
-  type Response,
   violation,
 } from "./check.js";
-import { ConnectError, Connection, type Line, type ReadResult, type WireStats } from "./connection.js";
+import { ConnectError, Connection, type ReadResult, type WireStats } from "./connection.js";
 import { decodeLine, judgeResponse, judgeText, repeatedName, unmarked } from "./judge.js";
+import { type PropertyRun, propertyFinding } from "./property.js";
 import { redactor } from "./redact.js";
+import { Judged, unterminated } from "./reply.js";
 import { Transcript } from "./transcript.js";
+
+export { UNTERMINATED } from "./reply.js";
 
 /** Ends the note that opens a connection kept beside the open ones (otherwise opening one closes the others). */
 export const ALONGSIDE = " alongside the open ones";
@@ -306,21 +309,11 @@ export class Harness implements CheckContext {
     judge: (input: T) => Promise<Finding>,
     options: PropertyOptions<T> = {},
   ): Promise<Finding> {
-    let failure: Finding | undefined;
-    let warning: Finding | undefined;
-    // A case that could reach no verdict ends the property with that finding.
-    let inconclusive: Finding | undefined;
+    const run: PropertyRun = { index: 0, restartsFrom: 0, notRun: 0, cut: 0 };
     const restart = this.options.endpoint.restart?.bind(this.options.endpoint);
     // An exact replay runs the one case at its path, once: fast-check would otherwise go on to the
     // cases after it and shrink whatever fails there, and call a different case the same failure.
     const exact = this.options.path !== undefined;
-    let ran: string | undefined;
-    // Which generated case this is, while no case has failed: the path of a warning's case.
-    let index = 0;
-    let warningPath: string | undefined;
-    /** When the first failure was found: what follows is shrinking. */
-    let shrinkFrom: number | undefined;
-    let restartsFrom = 0;
     // A failure may leave a bridge we cannot restart broken: shrinking would then chase a different fault.
     const noShrink = exact || (options.restartAfterFailure && !restart);
     // Generated cases after the classes wait on the game loop for no more than the check's share of the
@@ -329,8 +322,6 @@ export class Harness implements CheckContext {
     const classes = options.examples?.length ?? 0;
     const waitShare = this.timeBudgetMs / WAIT_SHARE;
     const waitedBefore = this.waitedMs;
-    let notRun = 0;
-    let cut = 0;
     // Leave time to finish the case under way and report: no case starts past half of what is left (or past two
     // timeouts before the deadline, if later). This is fast-check's interruptAfterTimeLimit without its race, which
     // would leave the case under way running beside the next one on this harness's connections, each closing the
@@ -340,56 +331,23 @@ export class Harness implements CheckContext {
       Math.max(1, (this.options.deadline - Date.now()) / 2, this.options.deadline - Date.now() - this.timeoutMs * 2);
     const result = await fc.check(
       fc.asyncProperty(arbitrary, async (input) => {
-        if (inconclusive) return true; // stop shrinking towards a harness fault
+        if (run.inconclusive) return true; // stop shrinking towards a harness fault
         if (Date.now() >= stopCasesAt) throw new fc.PreconditionFailure(true);
         if (exact) {
-          if (ran !== undefined) return true;
-          ran = "";
+          if (run.ran !== undefined) return true;
+          run.ran = "";
         }
-        const at = failure ? undefined : String(index++);
+        const at = run.failure ? undefined : String(run.index++);
         if (!exact && at !== undefined && Number(at) >= classes && this.waitedSince(waitedBefore) > waitShare) {
-          notRun++;
+          run.notRun++;
           return true;
         }
         // Once shrinking, every attempt starts on a freshly started bridge: a minimal case that replays alike.
-        if (failure && options.restartAfterFailure) await restart?.();
-        const finding = await this.runCase(async () => {
-          const f = await judge(input);
-          if (!options.liveness) return f;
-          const alive = await this.alive(); // also restarts an owned bridge, so shrinking starts clean
-          if (f.verdict !== "fail" && !alive) {
-            return {
-              verdict: "fail" as const,
-              message: "The bridge stopped answering ping on a fresh connection after this input.",
-              expected: "the bridge keeps serving after any input",
-              actual: "no answer to ping on a new connection",
-              oracle: { kind: "alive" as const },
-            };
-          }
-          return f;
-        });
+        if (run.failure && options.restartAfterFailure) await restart?.();
+        const finding = await this.runCase(() => this.caseFinding(judge, input, options.liveness));
         // Named once it ran: a stateful case prints the commands it ran.
-        if (exact) ran = fc.stringify(input);
-        if (finding.verdict === "error") {
-          // A case the check's deadline cut short was not judged: it is not counted as passed, and an exact
-          // replay cut short replayed nothing.
-          if (!this.expired || exact) inconclusive = finding;
-          else cut++;
-          return true;
-        }
-        if (finding.verdict === "fail") {
-          failure = finding;
-          if (shrinkFrom === undefined) {
-            shrinkFrom = Date.now();
-            restartsFrom = this.options.endpoint.restartMs ?? 0;
-          }
-          return false;
-        }
-        if (finding.verdict === "warn" && !warning) {
-          warning = { ...finding, counterexample: finding.counterexample ?? fc.stringify(input) };
-          warningPath = at;
-        }
-        return true;
+        if (exact) run.ran = fc.stringify(input);
+        return this.tally(run, finding, input, at, exact);
       }),
       {
         numRuns: options.runs ?? this.runs,
@@ -400,59 +358,65 @@ export class Harness implements CheckContext {
         endOnFailure: noShrink,
       },
     );
-    if (shrinkFrom !== undefined && this.options.stats) {
-      this.options.stats.shrinkingMs += Date.now() - shrinkFrom;
-      this.options.stats.shrinkRestartsMs += (this.options.endpoint.restartMs ?? 0) - restartsFrom;
+    if (run.shrinkFrom !== undefined && this.options.stats) {
+      this.options.stats.shrinkingMs += Date.now() - run.shrinkFrom;
+      this.options.stats.shrinkRestartsMs += (this.options.endpoint.restartMs ?? 0) - run.restartsFrom;
     }
     // Leave the bridge as healthy as it was found for the checks after this one.
-    if (failure && options.restartAfterFailure && !this.stopped) await restart?.();
-    if (inconclusive) return inconclusive;
-    if (exact) return this.replayed(ran, failure ?? warning, result.errorInstance);
-    if (result.failed && failure) {
-      const note = noShrink
-        ? " (not shrunk: a bridge at an endpoint cannot be restarted between attempts, so this is the first failing case)"
-        : "";
-      const counterexample = fc.stringify(result.counterexample?.[0]);
-      const replayPath = /\/\*replayPath="([^"]*)"\*\//.exec(counterexample)?.[1];
+    if (run.failure && options.restartAfterFailure && !this.stopped) await restart?.();
+    if (run.inconclusive) return run.inconclusive;
+    if (exact) return this.replayed(run.ran, run.failure ?? run.warning, result.errorInstance);
+    return propertyFinding(result, run, {
+      noShrink,
+      waitShare,
+      seed: this.options.seed,
+      ledger: this.ledger,
+    });
+  }
+
+  /** One case of a property judged; with `liveness`, a pass is a failure where the bridge then stops answering. */
+  private async caseFinding<T>(
+    judge: (input: T) => Promise<Finding>,
+    input: T,
+    liveness: boolean | undefined,
+  ): Promise<Finding> {
+    const f = await judge(input);
+    if (!liveness) return f;
+    const alive = await this.alive(); // also restarts an owned bridge, so shrinking starts clean
+    if (f.verdict !== "fail" && !alive) {
       return {
-        ...failure,
-        message: failure.message + note,
-        counterexample,
-        seed: result.seed,
-        path: result.counterexamplePath ?? undefined,
-        ...(replayPath ? { replayPath } : {}),
+        verdict: "fail" as const,
+        message: "The bridge stopped answering ping on a fresh connection after this input.",
+        expected: "the bridge keeps serving after any input",
+        actual: "no answer to ping on a new connection",
+        oracle: { kind: "alive" as const },
       };
     }
-    if (result.failed && result.interrupted)
-      return {
-        verdict: "error",
-        message: `no generated case finished within the check's deadline (${result.numRuns} ran)`,
-        unjudged: { cause: "deadline" },
-      };
-    if (result.failed)
-      return {
-        verdict: "error",
-        message: `the property could not be run: ${String(result.errorInstance ?? "unknown error")}`,
-      };
-    const judged = result.numRuns - notRun - cut;
-    if (judged <= 0 && (cut || result.interrupted))
-      return {
-        verdict: "error",
-        message: `no generated case finished within the check's deadline (${cut} cut short)`,
-        unjudged: { cause: "deadline" },
-      };
-    // A warning names its case exactly, so that a replay judges that case and no other.
-    if (warning)
-      return warningPath === undefined ? warning : { ...warning, seed: this.options.seed, path: warningPath };
-    const note =
-      result.interrupted || cut
-        ? ` (interrupted by the deadline after ${judged} cases${cut ? `, ${cut} more cut short` : ""})`
-        : "";
-    const paced = notRun
-      ? ` (${notRun} more not run: waiting on the game loop took this check's ${waitShare} ms share of the ` +
-        `profile's time budget${this.ledger ? `; its slowest step took ${this.ledger.slowestStepMs} ms` : ""})`
-      : "";
-    return { verdict: "pass", message: `${judged} generated cases passed${paced}${note}.` };
+    return f;
+  }
+
+  /** A case's finding counted in `run`: whether the property holds for it, as fast-check asks. */
+  private tally<T>(run: PropertyRun, finding: Finding, input: T, at: string | undefined, exact: boolean): boolean {
+    if (finding.verdict === "error") {
+      // A case the check's deadline cut short was not judged: it is not counted as passed, and an exact
+      // replay cut short replayed nothing.
+      if (!this.expired || exact) run.inconclusive = finding;
+      else run.cut++;
+      return true;
+    }
+    if (finding.verdict === "fail") {
+      run.failure = finding;
+      if (run.shrinkFrom === undefined) {
+        run.shrinkFrom = Date.now();
+        run.restartsFrom = this.options.endpoint.restartMs ?? 0;
+      }
+      return false;
+    }
+    if (finding.verdict === "warn" && !run.warning) {
+      run.warning = { ...finding, counterexample: finding.counterexample ?? fc.stringify(input) };
+      run.warningPath = at;
+    }
+    return true;
   }
 
   /** Time this check has spent waiting for completions since `before` (not a check's beside it). */
@@ -506,38 +470,5 @@ export class Harness implements CheckContext {
   closeAll(): void {
     for (const conn of this.open) conn.close();
     this.open = [];
-  }
-}
-
-/** Opens the violation of a reply that came whole but without the LF that ends it. */
-export const UNTERMINATED = "A complete JSON reply came without the LF that ends it";
-
-/** Bytes left without an LF at the timeout: a complete JSON object there is a reply the bridge never ended. */
-function unterminated(tail: Buffer): void {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(tail.toString("utf8"));
-  } catch {
-    return;
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return;
-  throw violation(
-    "wire.ndjson",
-    `${UNTERMINATED}: no LF followed it within the timeout.`,
-    "each response line ends with LF",
-    `${tail.length} bytes without LF: ${clip(tail.toString("utf8"))}`,
-  );
-}
-
-/** A judged reply; its bytes are made only if a check asks for them. */
-class Judged {
-  readonly kind = "response";
-  constructor(
-    readonly response: Response,
-    private readonly line: Line,
-  ) {}
-
-  get raw(): Buffer {
-    return this.line.bytes;
   }
 }
