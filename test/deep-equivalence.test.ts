@@ -19,7 +19,10 @@ const UNHURRIED = { checks: deep, timeoutMs: 1000, runs: 6, timeBudgetMs: 600_00
 
 const TARGETS: [string, (token: string) => ReferenceBridge][] = [
   ["reference", (token) => new ReferenceBridge({ token, ...FAST })],
-  ...["auth-lockout-after-failures", "utf8-decoded-per-read-buffer", "connection-slot-leak", "id-retry-cache"].map(
+  // id-retry-cache is not pinned: which of its two symptoms a seed meets first (an events page served from the
+  // cache, or a completion it hides) hangs on the game loop's timing, on the code the baseline was recorded with too.
+  // test/mutants.test.ts holds it to failing on its rule.
+  ...["auth-lockout-after-failures", "utf8-decoded-per-read-buffer", "connection-slot-leak"].map(
     (name): [string, (token: string) => ReferenceBridge] => {
       const m = mutants.find((x) => x.name === name)!;
       return [name, (token) => m.create({ token, ...FAST })];
