@@ -90,6 +90,63 @@ function nonJsonReplies(jsonrpc: string): MalformedReply[] {
   ];
 }
 
+/** Replies whose error member is no object of an integer code and a string message. */
+function errorShapeFlaws(head: (id: unknown) => Members, codes: number[]): fc.Arbitrary<MalformedReply> {
+  return fc.oneof(
+    fc
+      .tuple(
+        fc.oneof(
+          fc.constantFrom<unknown>(true, false, null, [codes[0]], {}, `${codes[0]}`),
+          fc.double({ noNaN: true, noDefaultInfinity: true }).filter((d) => !Number.isInteger(d)),
+        ),
+        fc.constantFrom(...codes),
+      )
+      .map(([code]) =>
+        reply("error-shape", `error code ${json(code)}`, (id) =>
+          object([
+            ...head(id),
+            [
+              "error",
+              object([
+                ["code", json(code)],
+                ["message", `"m"`],
+              ]),
+            ],
+          ]),
+        ),
+      ),
+    fc
+      .constantFrom<unknown>(undefined, 1, null, true, [], {})
+      .chain((message) =>
+        fc
+          .constantFrom(...codes)
+          .map((code) =>
+            reply(
+              "error-shape",
+              message === undefined ? "error message missing" : `error message ${json(message)}`,
+              (id) =>
+                object([
+                  ...head(id),
+                  [
+                    "error",
+                    object([
+                      ["code", json(code)],
+                      ...(message === undefined ? [] : ([["message", json(message)]] as Members)),
+                    ]),
+                  ],
+                ]),
+            ),
+          ),
+      ),
+    fc.constant(
+      reply("error-shape", "error code missing", (id) => object([...head(id), ["error", `{"message":"m"}`]])),
+    ),
+    fc
+      .constantFrom<unknown>(null, "failed", 1, [], true)
+      .map((e) => reply("error-shape", `error ${json(e)}`, (id) => object([...head(id), ["error", json(e)]]))),
+  );
+}
+
 function flaws(jsonrpc: string): Record<ReplyFlaw, fc.Arbitrary<MalformedReply>> {
   const head = (id: unknown): Members => [
     ["jsonrpc", json(jsonrpc)],
@@ -163,59 +220,7 @@ function flaws(jsonrpc: string): Record<ReplyFlaw, fc.Arbitrary<MalformedReply>>
       ),
       reply("result-and-error", "neither result nor error", (id) => object(head(id))),
     ),
-    "error-shape": fc.oneof(
-      fc
-        .tuple(
-          fc.oneof(
-            fc.constantFrom<unknown>(true, false, null, [codes[0]], {}, `${codes[0]}`),
-            fc.double({ noNaN: true, noDefaultInfinity: true }).filter((d) => !Number.isInteger(d)),
-          ),
-          fc.constantFrom(...codes),
-        )
-        .map(([code]) =>
-          reply("error-shape", `error code ${json(code)}`, (id) =>
-            object([
-              ...head(id),
-              [
-                "error",
-                object([
-                  ["code", json(code)],
-                  ["message", `"m"`],
-                ]),
-              ],
-            ]),
-          ),
-        ),
-      fc
-        .constantFrom<unknown>(undefined, 1, null, true, [], {})
-        .chain((message) =>
-          fc
-            .constantFrom(...codes)
-            .map((code) =>
-              reply(
-                "error-shape",
-                message === undefined ? "error message missing" : `error message ${json(message)}`,
-                (id) =>
-                  object([
-                    ...head(id),
-                    [
-                      "error",
-                      object([
-                        ["code", json(code)],
-                        ...(message === undefined ? [] : ([["message", json(message)]] as Members)),
-                      ]),
-                    ],
-                  ]),
-              ),
-            ),
-        ),
-      fc.constant(
-        reply("error-shape", "error code missing", (id) => object([...head(id), ["error", `{"message":"m"}`]])),
-      ),
-      fc
-        .constantFrom<unknown>(null, "failed", 1, [], true)
-        .map((e) => reply("error-shape", `error ${json(e)}`, (id) => object([...head(id), ["error", json(e)]]))),
-    ),
+    "error-shape": errorShapeFlaws(head, codes),
   };
 }
 

@@ -115,42 +115,58 @@ export function consoleReporter(options: ConsoleOptions = {}): Reporter {
       ticker = undefined;
       current = undefined;
       clear();
-      if (report.blocked && !verbose) {
-        // No check could be judged: one root cause, said first, and the count; the table of
-        // `error` rows it would print says nothing more (it is in the report files, and under -v).
-        for (const note of targetNotes(report)) line(paint.error(c.bold(shape(printable(note), 0))));
-        line(paint.error(c.bold(shape(`No check could be judged: ${printable(report.blocked)}`, 0))));
-        line(summaryLine(report, c));
-        return;
-      }
-      const known = knownFailures(report);
-      if (!quiet) {
-        line();
-        printTable(report, known, line, c, verbose, shape);
-      }
-      // The root cause first: every "inconclusive" below follows from it.
-      for (const note of targetNotes(report)) {
-        line();
-        line(paint.error(c.bold(shape(printable(note), 0))));
-      }
-      if (report.blocked) {
-        // One root cause, said once, instead of the same message under every rule.
-        line();
-        line(paint.error(c.bold(shape(`No check could be judged: ${printable(report.blocked)}`, 0))));
-      } else if (!options.replay) {
-        printDetails(report, known, line, c, verbose, shape);
-      }
-      const stops = notRun(report);
-      if (stops.length) line();
-      for (const stop of stops) line(c.bold(stop));
-      line();
-      line(summaryLine(report, c));
-      if (report.wire && !quiet) line(c.dim(timeLine(report)));
-      if (stateCoverageLine(report) && !quiet) line(c.dim(stateCoverageLine(report)!));
-      if (rootCauseLine(report)) line(rootCauseLine(report)!);
-      if (!report.blocked && !options.replay) printFailedRules(report, known, line, c);
+      printRunEnd(report, { line, c, paint, verbose, quiet, replay: options.replay, shape });
     },
   };
+}
+
+/** How the end of a run is printed: the line writer, colours, and the options that shape it. */
+interface Printer {
+  line: (text?: string) => void;
+  c: Colors;
+  paint: Paint;
+  verbose: boolean;
+  quiet: boolean | undefined;
+  replay: boolean | undefined;
+  shape: Fit;
+}
+
+/** The end of a run: the table, the root cause, each failing check, what was not run, the summary. */
+function printRunEnd(report: Report, { line, c, paint, verbose, quiet, replay, shape }: Printer): void {
+  if (report.blocked && !verbose) {
+    // No check could be judged: one root cause, said first, and the count; the table of
+    // `error` rows it would print says nothing more (it is in the report files, and under -v).
+    for (const note of targetNotes(report)) line(paint.error(c.bold(shape(printable(note), 0))));
+    line(paint.error(c.bold(shape(`No check could be judged: ${printable(report.blocked)}`, 0))));
+    line(summaryLine(report, c));
+    return;
+  }
+  const known = knownFailures(report);
+  if (!quiet) {
+    line();
+    printTable(report, known, line, c, verbose, shape);
+  }
+  // The root cause first: every "inconclusive" below follows from it.
+  for (const note of targetNotes(report)) {
+    line();
+    line(paint.error(c.bold(shape(printable(note), 0))));
+  }
+  if (report.blocked) {
+    // One root cause, said once, instead of the same message under every rule.
+    line();
+    line(paint.error(c.bold(shape(`No check could be judged: ${printable(report.blocked)}`, 0))));
+  } else if (!replay) {
+    printDetails(report, known, line, c, verbose, shape);
+  }
+  const stops = notRun(report);
+  if (stops.length) line();
+  for (const stop of stops) line(c.bold(stop));
+  line();
+  line(summaryLine(report, c));
+  if (report.wire && !quiet) line(c.dim(timeLine(report)));
+  if (stateCoverageLine(report) && !quiet) line(c.dim(stateCoverageLine(report)!));
+  if (rootCauseLine(report)) line(rootCauseLine(report)!);
+  if (!report.blocked && !replay) printFailedRules(report, known, line, c);
 }
 
 /** Text as it may be printed: wrapped to a terminal's width (later lines at `indent`), else whole. */

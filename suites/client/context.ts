@@ -229,19 +229,7 @@ export class ClientContext {
 
   private async serve(spec: CaseSpec): Promise<CaseRun> {
     const started = Date.now();
-    const transcript: TranscriptEntry[] = [];
-    const note = (text: string) => transcript.push({ dir: "event", t: Date.now() - started, text, length: 0 });
-    const record = (dir: "send" | "recv", bytes: Buffer) => {
-      const shown = bytes.subarray(0, 4096);
-      const entry: TranscriptEntry = { dir, t: Date.now() - started, length: bytes.length };
-      try {
-        entry.text = strictUtf8.decode(shown);
-      } catch {
-        entry.base64 = shown.toString("base64");
-      }
-      if (shown.length < bytes.length) entry.truncated = true;
-      transcript.push(entry);
-    };
+    const { transcript, note, record } = transcriptFrom(started);
     const limit = this.contract.limits.maxLineBytes;
     const sockets = new Set<Socket>();
     let connections = 0;
@@ -307,17 +295,7 @@ export class ClientContext {
     for (const socket of sockets) socket.destroy();
     server.close();
 
-    const m = OUTCOME.exec(stdout);
-    let reported: CaseRun["reported"];
-    if (m) {
-      try {
-        const kind = (JSON.parse(m[1]!) as { kind?: unknown }).kind;
-        if (kind === "result" || kind === "remote-error" || kind === "rejected") reported = kind;
-      } catch {
-        // An unreadable outcome line counts as none.
-      }
-      if (reported) note(`client reported the outcome ${reported}`);
-    }
+    const reported = reportedOutcome(stdout, note);
     const outcome: Outcome = killed ? "killed" : (reported ?? (exit.code === 0 ? "accepted" : "rejected"));
     return {
       connections,
@@ -407,47 +385,98 @@ export class ClientContext {
       const all = Buffer.concat(chunks);
       seen.after = all.subarray(seen.line.length + 1);
     }
-    try {
-      // A byte order mark is judged by the request check alone: the answer still echoes the id behind it.
-      const parsed = JSON.parse(strictUtf8.decode(seen.line).replace(/^\ufeff/, "")) as unknown;
-      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed))
-        seen.request = parsed as Record<string, unknown>;
-    } catch {
-      // Not a request object: the answer echoes id null.
-    }
+    readRequest(seen);
     if (closed) {
       onSeen(seen, undefined);
       return;
     }
     const answer = spec.answer(seen);
     const bytes = answer.bytes ?? Buffer.alloc(0);
-    const sent = onSeen(seen, bytes);
-    if (answer.dripMs !== undefined) {
-      for (let i = 0; i < bytes.length && !closed; i++) {
-        write(socket, bytes.subarray(i, i + 1), record);
-        sent?.(1);
-        if (i < bytes.length - 1) await sleep(answer.dripMs);
-      }
-    } else if (answer.splitAt?.length) {
-      let from = 0;
-      for (const to of [...answer.splitAt, bytes.length]) {
-        if (to <= from || closed) continue;
-        await drained(write(socket, bytes.subarray(from, to), record), socket);
-        sent?.(to - from);
-        from = to;
-        await sleep(5);
-      }
-    } else if (bytes.length) {
-      write(socket, bytes, record);
-      sent?.(bytes.length);
+    await writeAnswer(socket, answer, bytes, onSeen(seen, bytes), () => closed, record, note);
+  }
+}
+
+/** The case's transcript, its clock started at `started`: notes, and the bytes each way (their first 4 KiB). */
+function transcriptFrom(started: number) {
+  const transcript: TranscriptEntry[] = [];
+  const note = (text: string) => transcript.push({ dir: "event", t: Date.now() - started, text, length: 0 });
+  const record = (dir: "send" | "recv", bytes: Buffer) => {
+    const shown = bytes.subarray(0, 4096);
+    const entry: TranscriptEntry = { dir, t: Date.now() - started, length: bytes.length };
+    try {
+      entry.text = strictUtf8.decode(shown);
+    } catch {
+      entry.base64 = shown.toString("base64");
     }
-    if (answer.after === "close") {
-      note("closed the connection (FIN)");
-      socket.end();
-    } else if (answer.after === "reset") {
-      note("reset the connection (RST)");
-      socket.resetAndDestroy();
+    if (shown.length < bytes.length) entry.truncated = true;
+    transcript.push(entry);
+  };
+  return { transcript, note, record };
+}
+
+/** The outcome the client reported on its AICONTROL_OUTCOME line, when it printed a readable one. */
+function reportedOutcome(stdout: string, note: (text: string) => void): CaseRun["reported"] {
+  const m = OUTCOME.exec(stdout);
+  let reported: CaseRun["reported"];
+  if (m) {
+    try {
+      const kind = (JSON.parse(m[1]!) as { kind?: unknown }).kind;
+      if (kind === "result" || kind === "remote-error" || kind === "rejected") reported = kind;
+    } catch {
+      // An unreadable outcome line counts as none.
     }
+    if (reported) note(`client reported the outcome ${reported}`);
+  }
+  return reported;
+}
+
+/** The request object on the line seen, if the line is one. */
+function readRequest(seen: SeenRequest): void {
+  try {
+    // A byte order mark is judged by the request check alone: the answer still echoes the id behind it.
+    const parsed = JSON.parse(strictUtf8.decode(seen.line).replace(/^\ufeff/, "")) as unknown;
+    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed))
+      seen.request = parsed as Record<string, unknown>;
+  } catch {
+    // Not a request object: the answer echoes id null.
+  }
+}
+
+/** Writes the case's answer as it asks (whole, a byte at a time, or in pieces), then closes or resets if it asks. */
+async function writeAnswer(
+  socket: Socket,
+  answer: ReturnType<CaseSpec["answer"]>,
+  bytes: Buffer,
+  sent: ((n: number) => void) | undefined,
+  closed: () => boolean,
+  record: (dir: "send" | "recv", bytes: Buffer) => void,
+  note: (text: string) => void,
+): Promise<void> {
+  if (answer.dripMs !== undefined) {
+    for (let i = 0; i < bytes.length && !closed(); i++) {
+      write(socket, bytes.subarray(i, i + 1), record);
+      sent?.(1);
+      if (i < bytes.length - 1) await sleep(answer.dripMs);
+    }
+  } else if (answer.splitAt?.length) {
+    let from = 0;
+    for (const to of [...answer.splitAt, bytes.length]) {
+      if (to <= from || closed()) continue;
+      await drained(write(socket, bytes.subarray(from, to), record), socket);
+      sent?.(to - from);
+      from = to;
+      await sleep(5);
+    }
+  } else if (bytes.length) {
+    write(socket, bytes, record);
+    sent?.(bytes.length);
+  }
+  if (answer.after === "close") {
+    note("closed the connection (FIN)");
+    socket.end();
+  } else if (answer.after === "reset") {
+    note("reset the connection (RST)");
+    socket.resetAndDestroy();
   }
 }
 

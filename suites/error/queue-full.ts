@@ -1,4 +1,14 @@
-import { type Check, describeReply, errorCode, type Finding, fail, pass, rpc, skip } from "../harness/check.js";
+import {
+  type Check,
+  type CheckContext,
+  describeReply,
+  errorCode,
+  type Finding,
+  fail,
+  pass,
+  rpc,
+  skip,
+} from "../harness/check.js";
 import { sleep } from "../harness/connection.js";
 import { ACCEPTED, judgedBy, statusLimit } from "../harness/expect.js";
 import { plainCompletes } from "../harness/plain.js";
@@ -29,75 +39,9 @@ export const queueFull: Check = {
     if (busy) return busy;
     const ledger = await Ledger.open(ctx, conn);
     const code = ctx.contract.codes["error.queue-full"];
-    let verdict: Finding | undefined;
-    let rejections = 0;
-    let mostAtAcceptance = 0; // the most commands that may have been outstanding when one was accepted
     const attempts = max * 4 + 100;
     const stopAt = Date.now() + Math.min(ctx.timeBudgetMs, 10_000);
-    for (let i = 0; i < attempts && Date.now() < stopAt; i++) {
-      const { reply, atMost, atLeast, commandSeq } = await ledger.send(rpc("act", { type: FLOOD, intArg: i }, i));
-      const counted = (finding: Finding) =>
-        judgedBy(
-          {
-            kind: "ledger",
-            judge: "act",
-            start: "cursor",
-            limitFrom: "status",
-            codes: [code!],
-            at: i,
-            more: attempts,
-            act: { type: FLOOD },
-          },
-          finding,
-        );
-      if (commandSeq !== undefined) {
-        mostAtAcceptance = Math.max(mostAtAcceptance, atMost);
-        if (atLeast >= max) {
-          verdict = counted(
-            fail(
-              `act was accepted while at least ${atLeast} accepted commands had not completed, ` +
-                `with maxQueuedCommands ${max}: the queue took more than its limit.`,
-              `${code} while ${max} accepted commands are outstanding`,
-              `${describeReply(reply)} (${ledger.accepted.size - 1} accepted before it, ` +
-                `completions of at most ${ledger.accepted.size - 1 - atLeast} of them seen or possible)`,
-              ["error.queue-full", "integration.bounded-state"],
-            ),
-          );
-          break;
-        }
-        continue;
-      }
-      if (errorCode(reply) !== code) {
-        verdict = counted(
-          fail(
-            `act during the flood got neither an acceptance nor ${code}.`,
-            `accepted, or ${code} once the queue is full`,
-            describeReply(reply),
-            ["error.queue-full"],
-          ),
-        );
-        break;
-      }
-      if (atMost < max && ledger.foreign === 0) {
-        verdict = counted(
-          fail(
-            `act was rejected with ${code} while at most ${atMost} accepted commands were outstanding, ` +
-              `below maxQueuedCommands ${max}.`,
-            `accepted while fewer than ${max} are outstanding`,
-            `${describeReply(reply)} (${ledger.accepted.size} accepted, ` +
-              `${ledger.accepted.size - atMost} of them seen completed before it)`,
-            ["error.queue-full"],
-          ),
-        );
-        break;
-      }
-      if (++rejections >= ROUNDS) break;
-      // Wait for one completion: the next act then lands with exactly one slot free, and the one after on a full queue.
-      const done = ledger.done.size;
-      const until = Date.now() + ctx.timeoutMs * 2;
-      while (ledger.done.size === done && ledger.pending.length > 0 && Date.now() < until)
-        if (!(await ledger.poll())) await sleep(1);
-    }
+    const { verdict, rejections, mostAtAcceptance } = await flood(ctx, ledger, max, code, attempts, stopAt);
     await ledger.drain();
     const lost = ledger.provablyLost;
     if (lost > 0) {
@@ -149,5 +93,87 @@ export const queueFull: Check = {
     );
   },
 };
+
+/**
+ * Acts until the queue-full error has come ROUNDS times (after the first, each once a completion freed a slot),
+ * judging every reply against the commands the ledger counts outstanding.
+ */
+async function flood(
+  ctx: CheckContext,
+  ledger: Ledger,
+  max: number,
+  code: number | undefined,
+  attempts: number,
+  stopAt: number,
+): Promise<{ verdict?: Finding; rejections: number; mostAtAcceptance: number }> {
+  let verdict: Finding | undefined;
+  let rejections = 0;
+  let mostAtAcceptance = 0; // the most commands that may have been outstanding when one was accepted
+  for (let i = 0; i < attempts && Date.now() < stopAt; i++) {
+    const { reply, atMost, atLeast, commandSeq } = await ledger.send(rpc("act", { type: FLOOD, intArg: i }, i));
+    const counted = (finding: Finding) =>
+      judgedBy(
+        {
+          kind: "ledger",
+          judge: "act",
+          start: "cursor",
+          limitFrom: "status",
+          codes: [code!],
+          at: i,
+          more: attempts,
+          act: { type: FLOOD },
+        },
+        finding,
+      );
+    if (commandSeq !== undefined) {
+      mostAtAcceptance = Math.max(mostAtAcceptance, atMost);
+      if (atLeast >= max) {
+        verdict = counted(
+          fail(
+            `act was accepted while at least ${atLeast} accepted commands had not completed, ` +
+              `with maxQueuedCommands ${max}: the queue took more than its limit.`,
+            `${code} while ${max} accepted commands are outstanding`,
+            `${describeReply(reply)} (${ledger.accepted.size - 1} accepted before it, ` +
+              `completions of at most ${ledger.accepted.size - 1 - atLeast} of them seen or possible)`,
+            ["error.queue-full", "integration.bounded-state"],
+          ),
+        );
+        break;
+      }
+      continue;
+    }
+    if (errorCode(reply) !== code) {
+      verdict = counted(
+        fail(
+          `act during the flood got neither an acceptance nor ${code}.`,
+          `accepted, or ${code} once the queue is full`,
+          describeReply(reply),
+          ["error.queue-full"],
+        ),
+      );
+      break;
+    }
+    if (atMost < max && ledger.foreign === 0) {
+      verdict = counted(
+        fail(
+          `act was rejected with ${code} while at most ${atMost} accepted commands were outstanding, ` +
+            `below maxQueuedCommands ${max}.`,
+          `accepted while fewer than ${max} are outstanding`,
+          `${describeReply(reply)} (${ledger.accepted.size} accepted, ` +
+            `${ledger.accepted.size - atMost} of them seen completed before it)`,
+          ["error.queue-full"],
+        ),
+      );
+      break;
+    }
+    if (++rejections >= ROUNDS) break;
+    // Wait for one completion: the next act then lands with exactly one slot free, and the one after on a full queue.
+    const done = ledger.done.size;
+    const until = Date.now() + ctx.timeoutMs * 2;
+    while (ledger.done.size === done && ledger.pending.length > 0 && Date.now() < until)
+      if (!(await ledger.poll())) await sleep(1);
+  }
+  return { verdict, rejections, mostAtAcceptance };
+}
 
 export const checks: Check[] = [queueFull];

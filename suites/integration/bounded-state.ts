@@ -197,6 +197,73 @@ async function readHistory(ctx: CheckContext, conn: Connection, maxEvents: numbe
 /** The type the history is filled with; a plain command of it is known to complete before the history is judged. */
 const HISTORY = "conformance.history";
 
+/**
+ * Keeps the queue topped up while reading events, until more than maxEvents distinct seqs were seen (false) or the
+ * history stopped growing (true); a finding where no events could be made or the budget cannot fit them.
+ */
+async function fill(
+  ctx: CheckContext,
+  ledger: Ledger,
+  observed: Set<number>,
+  maxEvents: number,
+  maxQueued: number,
+): Promise<Finding | boolean> {
+  const t0 = Date.now();
+  const before = observed.size;
+  let grewAt = t0;
+  let acts = 0;
+  for (;;) {
+    const size = observed.size;
+    for (const s of ledger.seen) observed.add(s);
+    if (observed.size > maxEvents) return false;
+    if (observed.size > size) grewAt = Date.now();
+    // The history stopped growing though commands were accepted: judge what a history of this size shows.
+    if (Date.now() - grewAt > ctx.timeoutMs * 2) return true;
+    // A few events measure the pace; it says whether the rest fits the budget.
+    const elapsed = Date.now() - t0;
+    const made = observed.size - before;
+    const needed = maxEvents + 1 - observed.size;
+    const perEvent = elapsed / Math.max(1, made);
+    if ((made >= 3 && elapsed + perEvent * needed > ctx.timeBudgetMs) || elapsed > ctx.timeBudgetMs)
+      return skip(
+        `Making the ${needed} more events that exceed maxEvents ${maxEvents} would take about ` +
+          `${Math.round((perEvent * needed) / 1000)} s at this bridge's pace (${perEvent.toFixed(1)} ms an event), ` +
+          `over this profile's ${ctx.timeBudgetMs / 1000} s budget (--profile thorough allows more).`,
+      );
+    // No more outstanding than events still needed: a full queue would only lengthen the wait after.
+    if (ledger.atMost < Math.min(maxQueued, needed)) {
+      const { reply } = await ledger.send(rpc("act", { type: HISTORY, intArg: acts }, `fill-${acts}`));
+      acts++;
+      const full = errorCode(reply) === ctx.contract.codes["error.queue-full"];
+      if (full && ledger.atMost === 0)
+        return skip(
+          "act was rejected as queue-full with none of this check's commands outstanding (see error.queue-full).",
+        );
+      if (resultOf(reply)?.accepted !== true && !full)
+        return judgedBy(
+          { kind: "result", expect: ACCEPTED, at: `fill-${acts - 1}` },
+          fail("act was not accepted, so no events could be made.", "accepted", describeReply(reply), ["method.act"]),
+        );
+    } else if (!(await ledger.poll())) await sleep(2);
+  }
+}
+
+/** The history read whole in one state: read again (five times at most) while events kept arriving meanwhile. */
+async function readSettled(ctx: CheckContext, conn: Connection, maxEvents: number): Promise<History> {
+  let history = await readHistory(ctx, conn, maxEvents);
+  for (let i = 0; !history.consistent && i < 5; i++) {
+    await sleep(10);
+    history = await readHistory(ctx, conn, maxEvents);
+  }
+  return history;
+}
+
+/** Whether the seqs, sorted, follow one another without a gap. */
+function consecutive(seqs: Set<number>): boolean {
+  const sorted = [...seqs].sort((a, b) => a - b);
+  return sorted.every((seq, i) => i === 0 || seq === sorted[i - 1]! + 1);
+}
+
 export const historyExact: Check = {
   id: "integration.bounded-state/history-exact",
   rules: ["integration.bounded-state", "method.status", "method.events"],
@@ -220,55 +287,11 @@ export const historyExact: Check = {
     const observed = new Set((await readHistory(ctx, conn, maxEvents)).seqs);
     // Fill: keep the queue topped up while reading events, until more than maxEvents distinct seqs were seen.
     const ledger = await Ledger.open(ctx, conn);
-    const t0 = Date.now();
-    const before = observed.size;
-    let grewAt = t0;
-    let acts = 0;
-    let stalled = false;
-    for (;;) {
-      const size = observed.size;
-      for (const s of ledger.seen) observed.add(s);
-      if (observed.size > maxEvents) break;
-      if (observed.size > size) grewAt = Date.now();
-      // The history stopped growing though commands were accepted: judge what a history of this size shows.
-      if (Date.now() - grewAt > ctx.timeoutMs * 2) {
-        stalled = true;
-        break;
-      }
-      // A few events measure the pace; it says whether the rest fits the budget.
-      const elapsed = Date.now() - t0;
-      const made = observed.size - before;
-      const needed = maxEvents + 1 - observed.size;
-      const perEvent = elapsed / Math.max(1, made);
-      if ((made >= 3 && elapsed + perEvent * needed > ctx.timeBudgetMs) || elapsed > ctx.timeBudgetMs)
-        return skip(
-          `Making the ${needed} more events that exceed maxEvents ${maxEvents} would take about ` +
-            `${Math.round((perEvent * needed) / 1000)} s at this bridge's pace (${perEvent.toFixed(1)} ms an event), ` +
-            `over this profile's ${ctx.timeBudgetMs / 1000} s budget (--profile thorough allows more).`,
-        );
-      // No more outstanding than events still needed: a full queue would only lengthen the wait after.
-      if (ledger.atMost < Math.min(maxQueued, needed)) {
-        const { reply } = await ledger.send(rpc("act", { type: HISTORY, intArg: acts }, `fill-${acts}`));
-        acts++;
-        const full = errorCode(reply) === ctx.contract.codes["error.queue-full"];
-        if (full && ledger.atMost === 0)
-          return skip(
-            "act was rejected as queue-full with none of this check's commands outstanding (see error.queue-full).",
-          );
-        if (resultOf(reply)?.accepted !== true && !full)
-          return judgedBy(
-            { kind: "result", expect: ACCEPTED, at: `fill-${acts - 1}` },
-            fail("act was not accepted, so no events could be made.", "accepted", describeReply(reply), ["method.act"]),
-          );
-      } else if (!(await ledger.poll())) await sleep(2);
-    }
+    const stalled = await fill(ctx, ledger, observed, maxEvents, maxQueued);
+    if (typeof stalled !== "boolean") return stalled;
     // One state read whole: wait out this check's own completions, then read until nothing moved meanwhile.
     if (!stalled) await ledger.drain();
-    let history = await readHistory(ctx, conn, maxEvents);
-    for (let i = 0; !history.consistent && i < 5; i++) {
-      await sleep(10);
-      history = await readHistory(ctx, conn, maxEvents);
-    }
+    const history = await readSettled(ctx, conn, maxEvents);
     if (!history.consistent)
       return skip("Events kept arriving while the history was read, so no one state of it could be read whole.");
     const { seqs } = history;
@@ -279,8 +302,7 @@ export const historyExact: Check = {
     const count = ["result", "events", "#"];
     const judged = (expect: Assertion[], finding: Finding) =>
       judgedBy({ kind: "result", expect, at: "status-history", needsEvents: history.latestSeq }, finding);
-    const sorted = [...observed].sort((a, b) => a - b);
-    const contiguous = sorted.every((seq, i) => i === 0 || seq === sorted[i - 1]! + 1);
+    const contiguous = consecutive(observed);
     const range = seqs.length ? `, seq ${seqs[0]}..${seqs.at(-1)}` : "";
     const shown = `${seqs.length} retained${range}; ${observed.size} distinct seqs seen`;
     if (seqs.length > maxEvents || (exceeded && seqs.length !== maxEvents))

@@ -3,6 +3,7 @@ import { isIP, type Socket } from "node:net";
 import type { Oracle } from "../../protocol/verdict.js";
 import {
   type Check,
+  type CheckContext,
   describeReply,
   errorCode,
   type Finding,
@@ -197,53 +198,9 @@ export const statusQueued: Check = {
     let held = 0;
     const judge = async (): Promise<Finding | undefined> => {
       const at = `status-${samples++}`;
-      const { reply, atMost, atLeast } = await ledger.send(rpc("status", {}, at));
-      if (atLeast > 0) held++;
-      const fail = (...args: Parameters<typeof failed>) =>
-        judgedBy(
-          {
-            kind: "ledger",
-            judge: "status",
-            start: "cursor",
-            limitFrom: "status",
-            codes: [],
-            at,
-            more: QUEUED_SAMPLE,
-            act: { type: QUEUED },
-          },
-          failed(...args),
-        );
-      const queued = resultOf(reply)?.queuedCommands;
-      const shown =
-        `${describeReply(reply)} (${ledger.accepted.size} accepted; ` +
-        `${atLeast}..${atMost} outstanding by the events read around it)`;
-      if (typeof queued !== "number")
-        return fail("status gives no integer queuedCommands.", "queuedCommands: integer >= 0", shown, [
-          "method.status",
-        ]);
-      if (ledger.foreign > 0) return undefined; // other traffic: its commands count too
-      if (queued > max)
-        return fail(
-          `status reports ${queued} queued commands, over maxQueuedCommands ${max}.`,
-          `queuedCommands <= ${max}`,
-          shown,
-          ["integration.bounded-state"],
-        );
-      if (queued > atMost)
-        return fail(
-          `status reports ${queued} queued commands, but at most ${atMost} accepted commands had not completed.`,
-          `queuedCommands <= ${atMost}`,
-          shown,
-          ["method.status"],
-        );
-      if (queued < atLeast)
-        return fail(
-          `status reports ${queued} queued commands, but at least ${atLeast} accepted commands had not completed.`,
-          `queuedCommands >= ${atLeast}`,
-          shown,
-          ["method.status"],
-        );
-      return undefined;
+      const sent = await ledger.send(rpc("status", {}, at));
+      if (sent.atLeast > 0) held++;
+      return judgeQueued(sent, ledger, max, at);
     };
     // Act whenever the queue has room by this check's count, reading status after every act and completion.
     let acts = 0;
@@ -290,6 +247,59 @@ export const statusQueued: Check = {
     );
   },
 };
+
+/** One status reading judged against the commands this check's ledger counts outstanding around it. */
+function judgeQueued(
+  sent: Awaited<ReturnType<Ledger["send"]>>,
+  ledger: Ledger,
+  max: number,
+  at: string,
+): Finding | undefined {
+  const { reply, atMost, atLeast } = sent;
+  const fail = (...args: Parameters<typeof failed>) =>
+    judgedBy(
+      {
+        kind: "ledger",
+        judge: "status",
+        start: "cursor",
+        limitFrom: "status",
+        codes: [],
+        at,
+        more: QUEUED_SAMPLE,
+        act: { type: QUEUED },
+      },
+      failed(...args),
+    );
+  const queued = resultOf(reply)?.queuedCommands;
+  const shown =
+    `${describeReply(reply)} (${ledger.accepted.size} accepted; ` +
+    `${atLeast}..${atMost} outstanding by the events read around it)`;
+  if (typeof queued !== "number")
+    return fail("status gives no integer queuedCommands.", "queuedCommands: integer >= 0", shown, ["method.status"]);
+  if (ledger.foreign > 0) return undefined; // other traffic: its commands count too
+  if (queued > max)
+    return fail(
+      `status reports ${queued} queued commands, over maxQueuedCommands ${max}.`,
+      `queuedCommands <= ${max}`,
+      shown,
+      ["integration.bounded-state"],
+    );
+  if (queued > atMost)
+    return fail(
+      `status reports ${queued} queued commands, but at most ${atMost} accepted commands had not completed.`,
+      `queuedCommands <= ${atMost}`,
+      shown,
+      ["method.status"],
+    );
+  if (queued < atLeast)
+    return fail(
+      `status reports ${queued} queued commands, but at least ${atLeast} accepted commands had not completed.`,
+      `queuedCommands >= ${atLeast}`,
+      shown,
+      ["method.status"],
+    );
+  return undefined;
+}
 
 export const statusSequences: Check = {
   id: "method.status/sequences",
@@ -352,20 +362,8 @@ export const statusSequences: Check = {
       );
     // latestSeq can only be compared with a retained event: make one where the history is empty.
     const limit = ctx.contract.limits.eventsLimitMax;
-    if ((await readEvents(ctx, conn, 0, 1)).events.length === 0) {
-      const busy = await emptyQueue(ctx, conn);
-      if (busy) return busy;
-      const ledger = await Ledger.open(ctx, conn);
-      const made = await ledger.send(rpc("act", { type: "conformance.sequence" }, "act"));
-      if (made.commandSeq === undefined)
-        return judgedBy(
-          { kind: "result", expect: ACCEPTED },
-          fail("act was not accepted, so no event could be made.", "accepted", describeReply(made.reply), [
-            "method.act",
-          ]),
-        );
-      await ledger.drain();
-    }
+    const noEvent = await ensureEvent(ctx, conn);
+    if (noEvent) return noEvent;
     const maxEvents = await statusLimit(ctx, conn, "maxEvents");
     if (typeof maxEvents !== "number") return maxEvents;
     let cursor = 0;
@@ -379,26 +377,7 @@ export const statusSequences: Check = {
         // An event may have arrived between pages; read past the newest seen before judging.
         const rest = await readEvents(ctx, conn, newest, limit);
         if (rest.events.length > 0) continue;
-        const latest = ["result", "latestSeq"];
-        return judgedBy(
-          {
-            kind: "result",
-            expect: [
-              {
-                anyOf: [
-                  [{ path: ["result", "events", "#"], op: ">", than: { value: 0 } }],
-                  [{ path: latest, op: "<=", than: { value: newest } }],
-                ],
-              },
-            ],
-          },
-          fail(
-            `latestSeq is ${rest.latestSeq}, but no event after seq ${newest} is retained.`,
-            "latestSeq = the newest retained seq",
-            `events after ${newest}: none; latestSeq ${rest.latestSeq}`,
-            ["method.events"],
-          ),
-        );
+        return latestBeyond(newest, rest.latestSeq);
       }
       if (newest === undefined)
         return skip(
@@ -413,5 +392,45 @@ export const statusSequences: Check = {
     return skip("The history kept growing while it was paged, so its end was not reached.");
   },
 };
+
+/** Makes sure the history holds an event to compare latestSeq with, making one where it is empty. */
+async function ensureEvent(ctx: CheckContext, conn: Connection): Promise<Finding | undefined> {
+  if ((await readEvents(ctx, conn, 0, 1)).events.length > 0) return undefined;
+  const busy = await emptyQueue(ctx, conn);
+  if (busy) return busy;
+  const ledger = await Ledger.open(ctx, conn);
+  const made = await ledger.send(rpc("act", { type: "conformance.sequence" }, "act"));
+  if (made.commandSeq === undefined)
+    return judgedBy(
+      { kind: "result", expect: ACCEPTED },
+      fail("act was not accepted, so no event could be made.", "accepted", describeReply(made.reply), ["method.act"]),
+    );
+  await ledger.drain();
+  return undefined;
+}
+
+/** latestSeq past the newest retained event, none being retained after it. */
+function latestBeyond(newest: number, latestSeq: number): Finding {
+  const latest = ["result", "latestSeq"];
+  return judgedBy(
+    {
+      kind: "result",
+      expect: [
+        {
+          anyOf: [
+            [{ path: ["result", "events", "#"], op: ">", than: { value: 0 } }],
+            [{ path: latest, op: "<=", than: { value: newest } }],
+          ],
+        },
+      ],
+    },
+    fail(
+      `latestSeq is ${latestSeq}, but no event after seq ${newest} is retained.`,
+      "latestSeq = the newest retained seq",
+      `events after ${newest}: none; latestSeq ${latestSeq}`,
+      ["method.events"],
+    ),
+  );
+}
 
 export const checks: Check[] = [statusShape, statusEndpoint, statusQueued, statusSequences];
