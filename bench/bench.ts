@@ -16,7 +16,7 @@ import { requestId } from "../generators/requestId.js";
 import { unauthorizedCall } from "../generators/unauthorizedCall.js";
 import { unknownMethod } from "../generators/unknownMethod.js";
 import { validRequest } from "../generators/validRequest.js";
-import { dealKey } from "../suites/harness/check.js";
+import { shardUnit } from "../suites/harness/check.js";
 import { allChecks } from "../suites/index.js";
 import { type Figure, figure, figures, fmt, median, verdictOf } from "./figures.js";
 import { loadFigures } from "./load.js";
@@ -112,7 +112,7 @@ const reportOf = (args: string[]): RunReport | undefined => {
 };
 const together = new Map<string, string[]>();
 for (const check of allChecks) {
-  const key = dealKey(check);
+  const key = shardUnit(check);
   together.set(key, [...(together.get(key) ?? []), check.id]);
 }
 const costs: Record<string, number> = {};

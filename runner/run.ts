@@ -43,7 +43,7 @@ export async function runOutcome(config: RunConfig): Promise<RunOutcome> {
   const log = (line: string) => write(redact.text(line));
   const { state, attempt } = await lookAtBridge(config);
   const planned = plan(config, attempt?.concurrentConnections);
-  if (!attempt || (state.blocked && state.blocked.stillRun.length === 0)) {
+  if (!attempt || (state.blocked && state.blocked.faultJudges.length === 0)) {
     // One root cause, said once: no check can reach a verdict, so none is run or listed.
     const finding = { verdict: "error" as const, message: state.blocked!.problem, reasonKind: "blocked" as const };
     for (const check of planned.chosen) recordUnjudged(config, state, redact, check, finding);
@@ -66,7 +66,7 @@ export async function runOutcome(config: RunConfig): Promise<RunOutcome> {
 async function lookAtBridge(config: RunConfig): Promise<{ state: RunState; attempt?: AttemptContext }> {
   if (!config.target) {
     const problem = `target unreachable: ${config.unreachable ?? "unknown"}`;
-    return { state: new RunState({ kind: "unreachable", problem, stillRun: [] }) };
+    return { state: new RunState({ kind: "unreachable", problem, faultJudges: [] }) };
   }
   const { contract, target, token, timeoutMs, checkDeadlineMs, timeBudgetMs, runs, seed, signal } = config;
   const base: AttemptContext = {
@@ -93,7 +93,7 @@ function toReport(config: RunConfig, planned: Plan, state: RunState, started: nu
   const rules = aggregate(contract, state.results.values(), config.selected, (id) =>
     skipReason(id, config, planned.runnable),
   );
-  const blocked = state.blocked && state.blocked.stillRun.length === 0 ? state.blocked.problem : undefined;
+  const blocked = state.blocked && state.blocked.faultJudges.length === 0 ? state.blocked.problem : undefined;
   const durationMs = Date.now() - started;
   const report: Report = {
     schemaVersion: 1,

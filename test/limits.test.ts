@@ -176,9 +176,9 @@ describe("a long history", () => {
     const order = historyFillsOnce(allChecks);
     const at = (c: Check) => order.indexOf(c);
     const [first, ...others] = historyChecks;
-    const acting = allChecks.filter((c) => c.needs?.length && !c.state && !c.takesOver);
+    const acting = allChecks.filter((c) => c.needs?.length && !c.state && !c.inherits);
     const quiet = allChecks.filter((c) => !c.needs?.length && !c.state);
-    const late = allChecks.filter((c) => c.takesOver);
+    const late = allChecks.filter((c) => c.inherits);
     expect(order).toHaveLength(allChecks.length);
     expect(new Set(order)).toEqual(new Set(allChecks));
     expect(others.length).toBeGreaterThan(0);
@@ -191,9 +191,9 @@ describe("a long history", () => {
 
   it("where nothing runs beside the fill, follows the quiet checks and the acting ones, history checks together", () => {
     const order = historyFillsOnce(allChecks, false);
-    const acting = allChecks.filter((c) => c.needs?.length && !c.state && !c.takesOver);
-    const quiet = allChecks.filter((c) => !c.needs?.length && !c.state && !c.takesOver);
-    const late = allChecks.filter((c) => c.takesOver && !c.state);
+    const acting = allChecks.filter((c) => c.needs?.length && !c.state && !c.inherits);
+    const quiet = allChecks.filter((c) => !c.needs?.length && !c.state && !c.inherits);
+    const late = allChecks.filter((c) => c.inherits && !c.state);
     // The rechecks of a quiet check (fresh bridges) come before the history is made, and nothing between the
     // history checks empties it: each takes over what the one before left.
     expect(order).toEqual([...quiet, ...acting, ...historyChecks, ...late]);

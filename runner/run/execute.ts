@@ -105,7 +105,7 @@ function notRunNow(run: Run, check: Check): Finding | undefined {
       interrupted: true,
     };
   }
-  if (state.stop && !state.blocked?.stillRun.includes(check.id))
+  if (state.stop && !state.blocked?.faultJudges.includes(check.id))
     return {
       verdict: state.stop.interrupted ? "skip" : "error",
       message: state.stop.problem,

@@ -1,7 +1,7 @@
 // The plan of a run, decided before any check runs: which checks (selection and shard), in
 // which order, and which stretches of them share the bridge several at a time.
 import { readFileSync } from "node:fs";
-import { type Check, dealKey } from "../../suites/harness/check.js";
+import { type Check, shardUnit } from "../../suites/harness/check.js";
 import type { RunConfig } from "./config.js";
 
 export const SHARD_REASON = "checked in another shard";
@@ -70,14 +70,14 @@ function stretches(chosen: readonly Check[], filler: Check | undefined, concurre
 export function historyFillsOnce(checks: readonly Check[], pooled = true): Check[] {
   const makers = checks.filter((c) => c.state);
   if (!makers.length) return [...checks];
-  const rest = checks.filter((c) => !c.state && !c.takesOver);
+  const rest = checks.filter((c) => !c.state && !c.inherits);
   if (!pooled) return historyLast(checks, makers, rest);
   return [
     ...rest.filter((c) => c.needs?.length),
     makers[0]!,
     ...rest.filter((c) => !c.needs?.length),
     ...makers.slice(1),
-    ...checks.filter((c) => c.takesOver && !c.state),
+    ...checks.filter((c) => c.inherits && !c.state),
   ];
 }
 
@@ -92,7 +92,7 @@ function historyLast(checks: readonly Check[], makers: Check[], rest: Check[]): 
     ...rest.filter((c) => !c.needs?.length),
     ...rest.filter((c) => c.needs?.length),
     ...makers,
-    ...checks.filter((c) => c.takesOver && !c.state),
+    ...checks.filter((c) => c.inherits && !c.state),
   ];
 }
 
@@ -107,7 +107,7 @@ function shardFilter(checks: readonly Check[], shard: RunConfig["shard"]): (chec
   const cost = checkCosts(checks);
   const units = new Map<string, { ids: string[]; cost: number }>();
   for (const check of checks) {
-    const key = dealKey(check);
+    const key = shardUnit(check);
     const unit = units.get(key) ?? units.set(key, { ids: [], cost: 0 }).get(key)!;
     unit.ids.push(check.id);
     unit.cost += cost(check);

@@ -22,7 +22,6 @@ import {
   Fault,
   type Finding,
   fail,
-  fail as failed,
   pass,
   type Reply,
   resultOf,
@@ -192,9 +191,9 @@ function judgeEdge(ctx: CheckContext, edge: ValidJsonEdge, reply: Reply): Findin
       },
     ],
   };
-  const fail = (...args: Parameters<typeof failed>) => judgedBy(allowed, failed(...args));
+  const judgedFail = (...args: Parameters<typeof fail>) => judgedBy(allowed, fail(...args));
   if (reply.kind !== "response")
-    return fail(
+    return judgedFail(
       `${what} got no reply: it is valid JSON grammar (RFC 8259), so it is answered like any other line.`,
       "a response",
       describeReply(reply),
@@ -207,7 +206,7 @@ function judgeEdge(ctx: CheckContext, edge: ValidJsonEdge, reply: Reply): Findin
     (response.id === null || idOneOf(response.id, edge.ids));
   // An escaped control character is valid JSON and leaves a well-formed envelope: the method is merely unknown.
   if (refused && edge.kind === "escaped-control")
-    return fail(
+    return judgedFail(
       `${what} was refused as ${code === codes["error.parse"] ? "malformed JSON" : "an invalid request"}` +
         ", but it is a valid request for an unknown method.",
       `${codes["error.method-not-found"]} (an unknown method)`,
@@ -220,7 +219,7 @@ function judgeEdge(ctx: CheckContext, edge: ValidJsonEdge, reply: Reply): Findin
   // reading is a deviation to warn about.
   if (refused && edge.kind !== "escaped-control") return pass("refused");
   if (!idOneOf(response.id, edge.ids))
-    return fail(
+    return judgedFail(
       `${what} was answered with an id it does not hold.`,
       `id ${edge.ids.join(" or ")}`,
       describeReply(reply),
@@ -228,7 +227,7 @@ function judgeEdge(ctx: CheckContext, edge: ValidJsonEdge, reply: Reply): Findin
     );
   if (code === codes["error.method-not-found"] && unknown.length > 0) return pass("unknown method");
   if (resultOf(reply)?.ok === true && edge.methods.includes("ping")) return pass("served");
-  return fail(
+  return judgedFail(
     `${what} was answered as none of the methods it may be read as (${edge.methods.map(quote).join(", ")}).`,
     unknown.length === edge.methods.length
       ? `${codes["error.method-not-found"]} (an unknown method)`

@@ -91,7 +91,7 @@ export interface Check {
    * without needing it (it makes its own where there is none): it runs after the checks of that
    * state, and is dealt to shards alone.
    */
-  takesOver?: SharedState;
+  inherits?: SharedState;
   /**
    * Why the check has no machine oracle a program outside this tool could apply, where it has
    * none: its exported reproducer then compares the reply with the one recorded.
@@ -117,7 +117,7 @@ export type Duty = "completions";
 export type SharedState = "history";
 
 /** Checks with the same key are dealt to one shard together: those of one shared state, or the check alone. */
-export const dealKey = (check: Check): string => (check.state ? `state:${check.state}` : check.id);
+export const shardUnit = (check: Check): string => (check.state ? `state:${check.state}` : check.id);
 
 /** The requirement a check judges, in the contract's words. */
 export function requirementOf(check: Pick<Check, "rules" | "note">, contract: Contract): string {

@@ -1,7 +1,7 @@
 // Reading the event history page by page, and judging one page against all that is retained after
 // its cursor: shared by the method.events checks.
 import type { Oracle } from "../../protocol/verdict.js";
-import { type CheckContext, describeReply, type Finding, fail as failed, resultOf, rpc } from "./check.js";
+import { type CheckContext, describeReply, type Finding, fail, resultOf, rpc } from "./check.js";
 import type { Connection } from "./connection.js";
 import { type EventsResult, eventsPageOracle, judgeEvents, readEvents } from "./events.js";
 import { judgedBy } from "./expect.js";
@@ -90,16 +90,16 @@ export function judgePage(
           },
     ],
   };
-  const fail = (...args: Parameters<typeof failed>) => judgedBy(oracle, failed(...args));
+  const judgedFail = (...args: Parameters<typeof fail>) => judgedBy(oracle, fail(...args));
   if (got.length > clamped)
-    return fail(
+    return judgedFail(
       `${what} returned ${got.length} events, more than the clamped limit.`,
       `at most ${clamped} (limit clamped to ${min}..${max})`,
       shown,
     );
   for (let i = 0; i < got.length; i++) {
     if (got[i]!.seq !== retained[i]?.seq)
-      return fail(
+      return judgedFail(
         `${what} did not return the first retained events after the cursor (a client paging with the cursor ` +
           `would skip events).`,
         `the first ${got.length} of the retained events after the cursor, ascending: seqs ` +
@@ -109,7 +109,7 @@ export function judgePage(
   }
   const due = Math.min(clamped, retained.length);
   if (got.length < due && surelyFits(ctx, id, page.latestSeq, retained.slice(0, due)))
-    return fail(
+    return judgedFail(
       `${what} returned ${got.length} events where ${due} were due.`,
       `min(limit clamped to ${min}..${max}, ${retained.length} retained after the cursor) = ${due}`,
       shown,
@@ -131,7 +131,7 @@ export async function eventsCall(
   if (!result)
     return judgedBy(
       eventsPageOracle(afterSeq),
-      failed(
+      fail(
         `events ${JSON.stringify(params)} was not answered with a result.`,
         "{latestSeq, events}: afterSeq and limit are any integers, and both may be left out",
         shown,

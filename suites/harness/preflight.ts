@@ -1,11 +1,11 @@
 import { type CheckContext, describeReply, errorCode, Fault, type Reply, resultOf, rpc } from "./check.js";
 import { UNTERMINATED } from "./harness.js";
 
-/** Why no check can reach a verdict; `stillRun` lists the checks that judge the fault itself. */
+/** Why no check can reach a verdict; `faultJudges` lists the checks that judge the fault itself. */
 export interface Blocked {
   kind: "unreachable" | "token-missing" | "token-rejected" | "silent" | "unframed";
   problem: string;
-  stillRun: string[];
+  faultJudges: string[];
 }
 
 const silent = (reply: Reply) => reply.kind === "timeout" || reply.kind === "closed" || reply.kind === "reset";
@@ -20,13 +20,13 @@ export async function preflight(ctx: CheckContext, tokenEnv: string): Promise<Bl
   } catch (err) {
     if (!(err instanceof Fault)) throw err;
     // A malformed reply is a fault the checks themselves judge; no connection at all is not.
-    if (err.kind === "target-lost") return { kind: "unreachable", problem: err.message, stillRun: [] };
+    if (err.kind === "target-lost") return { kind: "unreachable", problem: err.message, faultJudges: [] };
     // Replies never ended by LF cannot be read by any check: the one that pings judges the framing.
     if (err.kind === "violation" && err.message.startsWith(UNTERMINATED))
       return {
         kind: "unframed",
         problem: `the bridge's replies never end with LF (${err.detail.actual}), so nothing else can be judged`,
-        stillRun: ["wire.ndjson/sequence-in-order"],
+        faultJudges: ["wire.ndjson/sequence-in-order"],
       };
     return undefined;
   }
@@ -41,7 +41,7 @@ async function probe(ctx: CheckContext, tokenEnv: string): Promise<Blocked | und
       return {
         kind: "token-rejected",
         problem: `auth with the token in ${tokenEnv} was not accepted: check that it holds the bridge's token`,
-        stillRun: [],
+        faultJudges: [],
       };
     }
   }
@@ -51,7 +51,7 @@ async function probe(ctx: CheckContext, tokenEnv: string): Promise<Blocked | und
     return {
       kind: "token-missing",
       problem: `the bridge requires a token (ping answered ${errorCode(ping)}) but ${tokenEnv} is not set: export the token in ${tokenEnv}, or name another variable with --token-env`,
-      stillRun: [],
+      faultJudges: [],
     };
   }
   return undefined;
@@ -61,7 +61,7 @@ function unresponsive(method: string, reply: Reply): Blocked {
   return {
     kind: "silent",
     problem: `the bridge gave no answer to ${method} on a fresh connection (${describeReply(reply)}), so nothing else can be judged`,
-    stillRun: ["method.ping/ok"],
+    faultJudges: ["method.ping/ok"],
   };
 }
 

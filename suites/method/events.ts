@@ -1,15 +1,6 @@
 import fc from "fast-check";
 import type { JsonPath } from "../../protocol/verdict.js";
-import {
-  type Check,
-  type CheckContext,
-  type Finding,
-  fail as failed,
-  pass,
-  resultOf,
-  rpc,
-  skip,
-} from "../harness/check.js";
+import { type Check, type CheckContext, type Finding, fail, pass, resultOf, rpc, skip } from "../harness/check.js";
 import { classesFirst, cover } from "../harness/classes.js";
 import type { Connection } from "../harness/connection.js";
 import { type EventsResult, latestSeq, readEvents } from "../harness/events.js";
@@ -51,7 +42,7 @@ export const eventsCursor: Check = {
           expect: [{ path: ["result", "events", "#"], op: ">=", than: { value: count } }],
           at: `all-${made}`,
         },
-        failed(
+        fail(
           `Only ${after.events.length} events after the cursor ${made}, though ${count} commands completed there ` +
             `and none were dropped.`,
           `${count} command_completed events after ${made}`,
@@ -63,7 +54,7 @@ export const eventsCursor: Check = {
     if (atEnd.events.length !== 0)
       return judgedBy(
         { kind: "result", expect: [{ path: ["result", "events", "#"], equals: 0 }] },
-        failed(
+        fail(
           `events after latestSeq ${after.latestSeq} returned ${atEnd.events.length} events.`,
           "no events past latestSeq",
           JSON.stringify(atEnd.events).slice(0, 300),
@@ -218,7 +209,7 @@ async function edges(ctx: CheckContext, c: Connection): Promise<Finding | "chang
   if (!first.events.length)
     return judgedBy(
       { kind: "result", expect: [{ path: PAGE_COUNT, op: ">", than: { value: 0 } }] },
-      failed(
+      fail(
         "events after 0 returned no events, though commands just completed and the history keeps at least one.",
         "the oldest retained events (seq > 0)",
         shown,
@@ -270,7 +261,7 @@ async function edgeCall(run: EdgePass, params: Record<string, unknown>): Promise
           ],
           at,
         },
-        failed(
+        fail(
           `events ${JSON.stringify(params)} reported latestSeq ${called.page.latestSeq}, where events after 0 ` +
             `just reported ${latest}.`,
           `latestSeq ${latest}: the newest event's seq, whatever the cursor`,
@@ -307,7 +298,7 @@ async function edgesFromOldest(run: EdgePass, fromOldest: Record<string, unknown
             ],
             at: called.at,
           },
-          failed(
+          fail(
             `events ${JSON.stringify(params)} did not read from the oldest retained event as afterSeq 0 does.`,
             `seqs ${seqsOf(first.events)} (every retained seq is greater than this cursor)`,
             `seqs ${seqsOf(got)}`,
@@ -335,7 +326,7 @@ async function edgesBare(run: EdgePass): Promise<Finding | undefined> {
           ],
           at: bare.at,
         },
-        failed(
+        fail(
           "events with no params did not read from the oldest retained event.",
           `a non-empty page starting at seq ${first.events[0]!.seq} (afterSeq defaults to before every event; the ` +
             `default limit is within the clamp)`,
@@ -358,7 +349,7 @@ async function edgesPastEnd(
       run.findings.push(
         judgedBy(
           { kind: "result", expect: [{ path: PAGE_COUNT, equals: 0 }], at: called.at },
-          failed(
+          fail(
             `events after ${params.afterSeq} (latestSeq ${run.latest}) returned events.`,
             "no events: none is newer than latestSeq",
             called.shown,

@@ -8,7 +8,6 @@ import {
   errorCode,
   type Finding,
   fail,
-  fail as failed,
   pass,
   resultOf,
   rpc,
@@ -69,16 +68,16 @@ export const statusShape: Check = {
     const conn = await ctx.session();
     const reply = await ctx.call(conn, rpc("status", {}, 1));
     const status = resultOf(reply);
-    const fail = (...args: Parameters<typeof failed>) => judgedBy(STATUS_ORACLE, failed(...args));
+    const judgedFail = (...args: Parameters<typeof fail>) => judgedBy(STATUS_ORACLE, fail(...args));
     if (!status)
-      return fail("status returned no result object.", STATUS_TYPES, describeReply(reply), ["method.status"]);
+      return judgedFail("status returned no result object.", STATUS_TYPES, describeReply(reply), ["method.status"]);
     for (const [field, ok] of Object.entries(STATUS_FIELDS)) {
       if (!(field in status))
-        return fail(`status has no ${field}.`, STATUS_TYPES, describeReply(reply), [
+        return judgedFail(`status has no ${field}.`, STATUS_TYPES, describeReply(reply), [
           field.startsWith("max") ? "integration.bounded-state" : "method.status",
         ]);
       if (!ok(status[field]))
-        return fail(
+        return judgedFail(
           `status.${field} is ${JSON.stringify(status[field])}, of the wrong type or range.`,
           STATUS_TYPES,
           describeReply(reply),
@@ -86,16 +85,19 @@ export const statusShape: Check = {
         );
     }
     if ((status.queuedCommands as number) > (status.maxQueuedCommands as number))
-      return fail(
+      return judgedFail(
         "status reports more queued commands than its limit.",
         "queuedCommands <= maxQueuedCommands",
         describeReply(reply),
         ["integration.bounded-state"],
       );
     if ((status.events as number) > (status.maxEvents as number))
-      return fail("status reports more retained events than its limit.", "events <= maxEvents", describeReply(reply), [
-        "integration.bounded-state",
-      ]);
+      return judgedFail(
+        "status reports more retained events than its limit.",
+        "events <= maxEvents",
+        describeReply(reply),
+        ["integration.bounded-state"],
+      );
     return pass("status carries every field, well-typed, within its limits.");
   },
 };
@@ -149,15 +151,15 @@ export const statusEndpoint: Check = {
         { path: ["result", "host"], namesPeer: true },
       ],
     };
-    const fail = (...args: Parameters<typeof failed>) => judgedBy(oracle, failed(...args));
+    const judgedFail = (...args: Parameters<typeof fail>) => judgedBy(oracle, fail(...args));
     if (status?.port !== peer.port)
-      return fail(
+      return judgedFail(
         `status.port is ${JSON.stringify(status?.port)}, but this connection reached port ${peer.port}.`,
         `port: ${peer.port}`,
         shown,
       );
     if (typeof status.host !== "string" || !(await namesAddress(status.host, peer.address, ctx.timeoutMs)))
-      return fail(
+      return judgedFail(
         `status.host is ${JSON.stringify(status.host)}, which is not the address this connection reached ` +
           `(${peer.address}).`,
         `host: ${peer.address}, a wildcard it is bound through, or a name resolving to it`,
@@ -215,7 +217,7 @@ export const statusQueued: Check = {
         const { reply, commandSeq } = await ledger.send(rpc("act", { type: QUEUED, intArg: acts }, `act-${acts}`));
         acts++;
         if (commandSeq === undefined && errorCode(reply) !== ctx.contract.codes["error.queue-full"])
-          return failed("act was not accepted.", `{"accepted":true,"commandSeq":<integer>}`, describeReply(reply), [
+          return fail("act was not accepted.", `{"accepted":true,"commandSeq":<integer>}`, describeReply(reply), [
             "method.act",
           ]);
         wrong = await judge();
@@ -256,7 +258,7 @@ function judgeQueued(
   at: string,
 ): Finding | undefined {
   const { reply, atMost, atLeast } = sent;
-  const fail = (...args: Parameters<typeof failed>) =>
+  const judgedFail = (...args: Parameters<typeof fail>) =>
     judgedBy(
       {
         kind: "ledger",
@@ -268,31 +270,33 @@ function judgeQueued(
         more: QUEUED_SAMPLE,
         act: { type: QUEUED },
       },
-      failed(...args),
+      fail(...args),
     );
   const queued = resultOf(reply)?.queuedCommands;
   const shown =
     `${describeReply(reply)} (${ledger.accepted.size} accepted; ` +
     `${atLeast}..${atMost} outstanding by the events read around it)`;
   if (typeof queued !== "number")
-    return fail("status gives no integer queuedCommands.", "queuedCommands: integer >= 0", shown, ["method.status"]);
+    return judgedFail("status gives no integer queuedCommands.", "queuedCommands: integer >= 0", shown, [
+      "method.status",
+    ]);
   if (ledger.foreign > 0) return undefined; // other traffic: its commands count too
   if (queued > max)
-    return fail(
+    return judgedFail(
       `status reports ${queued} queued commands, over maxQueuedCommands ${max}.`,
       `queuedCommands <= ${max}`,
       shown,
       ["integration.bounded-state"],
     );
   if (queued > atMost)
-    return fail(
+    return judgedFail(
       `status reports ${queued} queued commands, but at most ${atMost} accepted commands had not completed.`,
       `queuedCommands <= ${atMost}`,
       shown,
       ["method.status"],
     );
   if (queued < atLeast)
-    return fail(
+    return judgedFail(
       `status reports ${queued} queued commands, but at least ${atLeast} accepted commands had not completed.`,
       `queuedCommands >= ${atLeast}`,
       shown,

@@ -92,7 +92,7 @@ export const deepStates: Check = {
   ],
   needs: ["completions"],
   // Its first sequence fills the history to maxEvents: a history the checks before it filled is only topped up.
-  takesOver: "history",
+  inherits: "history",
   description:
     "Runs a seed sequence for each family of state cells, the first on the bridge as the checks before left it and " +
     "the others one after another from one freshly started bridge, then generated sequences, each from a freshly " +

@@ -10,7 +10,7 @@ import type { Completion, EventsResult } from "../events.js";
  * The bridge's history as the check has seen it since the bridge last started (cells only; no verdict rests on it):
  * a case starts on a fresh bridge where this tool owns one, so this is the case's own; at an endpoint it spans cases.
  */
-export interface Life {
+export interface SinceStart {
   /** Advertised command types acted so far. */
   typesActed: Set<string>;
   /** Events evicted from the history: false none (it was seen below maxEvents), true some, undefined not known. */
@@ -19,7 +19,7 @@ export interface Life {
   fullAt?: number;
 }
 
-export const newLife = (typesActed = new Set<string>()): Life => ({ typesActed, evicted: undefined });
+export const sinceStart = (typesActed = new Set<string>()): SinceStart => ({ typesActed, evicted: undefined });
 
 /** One connection of the model. */
 export interface SlotState {
@@ -60,7 +60,7 @@ export class DeepModel {
   private nextId = 0;
 
   constructor(
-    readonly life: Life,
+    readonly life: SinceStart,
     /** The command types the bridge advertises. */
     readonly types: readonly string[],
     /** Whether the model has a second connection (the bridge serves two at once). */

@@ -7,7 +7,7 @@ import type { Coverage } from "../cells.js";
 import { type CheckContext, Fault, type Finding, fail, pass } from "../check.js";
 import { tour } from "../deep-tour.js";
 import { finish } from "./finish.js";
-import { DeepModel, type Life, newLife } from "./model.js";
+import { DeepModel, type SinceStart, sinceStart } from "./model.js";
 import type { LoopAllowance } from "./pace.js";
 import { DeepReal } from "./real.js";
 import { commandOf } from "./steps/index.js";
@@ -17,7 +17,7 @@ type Commands = Iterable<fc.AsyncCommand<DeepModel, DeepReal>>;
 export class Sequences {
   /** Advertised types acted on, over every case: the one cell no single case needs to reach alone. */
   private readonly typesActed = new Set<string>();
-  private life: Life = newLife(this.typesActed);
+  private life: SinceStart = sinceStart(this.typesActed);
   /**
    * The seed sequences are the check's classes: one per family, run in every profile before any generated
    * case, and not bound by the budget (as classes first are everywhere), so quick finds what standard finds.
@@ -47,7 +47,7 @@ export class Sequences {
   /** One session of the commands, from a fresh bridge where this tool owns it (at an endpoint, as it is). */
   private async session(commands: Commands, fresh: boolean): Promise<Finding> {
     try {
-      if (fresh && (await this.ctx.fresh())) this.life = newLife(this.typesActed);
+      if (fresh && (await this.ctx.fresh())) this.life = sinceStart(this.typesActed);
       const model = new DeepModel(this.life, this.types, this.two, this.ctx.tokenConfigured);
       const real = await DeepReal.open(this.ctx, this.cov, this.pace, model);
       await fc.asyncModelRun(() => ({ model, real }), commands);
@@ -99,7 +99,7 @@ export class Sequences {
         throw thrown;
       }
       this.failing = false;
-      this.life = newLife(this.typesActed);
+      this.life = sinceStart(this.typesActed);
       return this.session(commands, false);
     }
     if (at > 1 && !this.failing) {
