@@ -7,19 +7,10 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import type { Figure } from "./figures.js";
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 const root = here("../../");
-
-/** A figure as bench.ts lays it out. */
-export interface LoadFigure {
-  figure: string;
-  samples: number[];
-  unit: string;
-  digits: number;
-  target: string;
-  ok?: (median: number) => boolean;
-}
 
 interface Target {
   name: string;
@@ -129,7 +120,7 @@ function differences(quiet: Outcome, loaded: Outcome): { falses: string[]; unjud
 }
 
 export interface LoadResult {
-  figures: LoadFigure[];
+  figures: Figure[];
   /** The method, for the bench's record. */
   method: string;
   /** Every verdict the load changed, and every quiet verdict that was not a pass, said in words. */
@@ -140,7 +131,7 @@ export interface LoadResult {
 export async function loadFigures(seeds = 2, log: (line: string) => void = console.log): Promise<LoadResult> {
   const busyCount = 2 * cpus().length;
   const dir = mkdtempSync(join(tmpdir(), "aicontrol-load-"));
-  const figures: LoadFigure[] = [];
+  const figures: Figure[] = [];
   const notes: string[] = [];
   let busy: ChildProcess[] = [];
   const stop = () => {
