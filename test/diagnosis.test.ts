@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { mutants } from "../bridges/mutants/index.js";
-import type { ReferenceBridge } from "../bridges/reference/bridge.js";
+import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import type { Report } from "../reports/types.js";
 import { cli, readReport, TEST_TOKEN } from "./helpers.js";
 
@@ -96,6 +96,40 @@ describe("one fault, named once on its own rule", () => {
     expect(preflight).toMatchObject({ verdict: "fail" });
     for (const check of report.rules.flatMap((r) => r.checks).filter((c) => c.verdict === "error"))
       expect(check.message).toMatch(/before the first check/);
+  });
+});
+
+/** A game loop that starts late: here once a second command is queued, so the test does not rest on the machine's pace. */
+class LateLoop extends ReferenceBridge {
+  override startLoop(): void {
+    const wait = setInterval(() => {
+      if (this.queue.length < 2) return;
+      clearInterval(wait);
+      super.startLoop();
+    }, 5);
+    this.drainTimer = wait;
+  }
+}
+
+describe("a completion the preflight missed once", () => {
+  it("is looked for again: one that comes then is a warning, and the run goes on", async () => {
+    const bridge = new LateLoop({ token: TEST_TOKEN, maxEvents: 40, maxQueuedCommands: 8 });
+    const { port } = await bridge.listen();
+    try {
+      const { report, code, err } = await runAt(port, ["--recheck", "0"]);
+      expect(report.stopped).toBeUndefined();
+      const preflight = report.rules
+        .flatMap((r) => r.checks)
+        .find((c) => c.id === "preflight/integration.command-completion");
+      expect(preflight).toMatchObject({
+        verdict: "warn",
+        reproduced: { tries: 1, failed: 0, grade: "not-reproduced" },
+      });
+      expect(unjudged(report)).toEqual([]);
+      expect(code, err).toBe(0);
+    } finally {
+      await bridge.close();
+    }
   });
 });
 
