@@ -2,7 +2,7 @@ import { execFile, spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type Mutant, mutants } from "../bridges/mutants/index.js";
 import { type BridgeOptions, ReferenceBridge } from "../bridges/reference/bridge.js";
 import { contract } from "../protocol/contract.js";
@@ -19,7 +19,7 @@ const hasPython = spawnSync("python3", ["--version"]).status === 0;
 const root = mkdtempSync(join(tmpdir(), "aicc-export-mutants-"));
 /** The limits the mutants are proven at (test/mutants.test.ts), so a replay meets the same bridge. */
 const FAST = { maxEvents: 40, maxQueuedCommands: 16, drainIntervalMs: 2 };
-/** Mutants at a time: each runs one check in this process, then two python3 processes. */
+/** Mutants whose checks run at a time, in this process. */
 const POOL = 4;
 const withoutOracle = new Set(checksWithoutOracle().map((c) => c.id));
 const replayedOnly = new Set(checksReplayedOnly().map((c) => c.id));
@@ -96,24 +96,34 @@ async function pooled<T>(items: T[], work: (item: T) => Promise<void>): Promise<
   );
 }
 
-it.skipIf(!hasPython)(
-  "every failing check's reproducer exits 1 on its mutant and 0 on the reference bridge",
-  { timeout: 120_000 },
-  async () => {
-    // Reproducers are written for failing checks only: a mutant that only warns has none to prove.
-    // The checks run first, the scripts after: a script's segments reach bridges whose process does
-    // nothing else, so a pause between them is not lost to a busy event loop.
-    const runs: Awaited<ReturnType<typeof exported>>[] = [];
-    await pooled(
-      mutants.filter((m) => m.verdict === "fail"),
-      async (m) => void runs.push(await exported(m)),
-    );
-    const problems = runs.flatMap((r) => r.problems);
-    const scripts = runs.flatMap((r) => r.written.map((file) => ({ ...r, file })));
-    await pooled(
-      scripts,
-      async ({ mutant, options, file }) => void problems.push(...(await proven(mutant, options, file))),
-    );
-    expect(problems).toEqual([]);
+const failing = mutants.filter((m) => m.verdict === "fail");
+let exports: Promise<Map<string, Awaited<ReturnType<typeof exported>>>> | undefined;
+/**
+ * Every failing mutant's check, run and exported once for all the tests below, before any script runs: a
+ * script's segments then reach bridges whose process does nothing else, so a pause between them is not lost
+ * to a busy event loop. Reproducers are written for failing checks only: a mutant that only warns has none.
+ */
+function exportedAll() {
+  exports ??= (async () => {
+    const runs = new Map<string, Awaited<ReturnType<typeof exported>>>();
+    await pooled(failing, async (m) => void runs.set(m.name, await exported(m)));
+    return runs;
+  })();
+  return exports;
+}
+
+// One test per mutant, several at a time: a script mostly waits (a reply that must not come, a completion that
+// never does), and each mutant's proof is its own, with its own deadline.
+describe.skipIf(!hasPython)(
+  "each failing check's reproducer exits 1 on its mutant and 0 on the reference bridge",
+  { concurrent: true },
+  () => {
+    it.for(failing)("$name", { timeout: 120_000 }, async (mutant) => {
+      const run = (await exportedAll()).get(mutant.name);
+      if (!run) throw new Error(`${mutant.name} was not exported`);
+      const problems = [...run.problems];
+      for (const file of run.written) problems.push(...(await proven(mutant, run.options, file)));
+      expect(problems).toEqual([]);
+    });
   },
 );
