@@ -1,7 +1,7 @@
 // Deliberately broken clients: each bends the reference client in one place and must make client
 // mode fail (or warn) on the rule it names, proving each client check can fail.
 // Run one with `node dist/bridges/clients/reference.js --mutant NAME ...`.
-import { ReferenceClient } from "./client.js";
+import { type CallArgs, ReferenceClient } from "./client.js";
 
 export interface ClientMutant {
   name: string;
@@ -24,6 +24,9 @@ const mutant = (
 ): ClientMutant => ({ name, check, breaks, verdict, description, create: () => new Client() });
 
 const lenientUtf8 = new TextDecoder("utf-8");
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+/** The contract's queue-full code, as the mutant that retries on it knows it. */
+const QUEUE_FULL = -32002;
 
 export const clientMutants: ClientMutant[] = [
   mutant(
@@ -370,6 +373,80 @@ export const clientMutants: ClientMutant[] = [
           Buffer.from(`POST / HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`),
           body,
         ]);
+      }
+    },
+  ),
+  mutant(
+    "reconnects-forever",
+    "validation.malformed-peer/closed-mid-reply",
+    "validation.finite-timeout",
+    "reconnects whenever a connection ends without a reply, without a bound, restarting its timeout on each",
+    class extends ReferenceClient {
+      protected override retries(): number {
+        return Number.POSITIVE_INFINITY;
+      }
+      protected override armDeadline(ms: number, expire: () => void) {
+        let timer = setTimeout(expire, ms);
+        return {
+          onData() {},
+          onConnect() {
+            clearTimeout(timer);
+            timer = setTimeout(expire, ms);
+          },
+          clear: () => clearTimeout(timer),
+        };
+      }
+    },
+  ),
+  mutant(
+    "reuses-auth",
+    "validation.security/reauth-after-reconnect",
+    "validation.security",
+    "reconnects after a connection ends without a reply, taking the new connection as already authorized",
+    class extends ReferenceClient {
+      protected override retries(args: CallArgs): number {
+        return Math.max(1, super.retries(args));
+      }
+      protected override authorizes(connection: number): boolean {
+        return connection === 0;
+      }
+    },
+  ),
+  mutant(
+    "retries-queue-full",
+    "wire.response-envelope/queue-full",
+    "wire.response-envelope",
+    "sends its request again on a full queue, until its time runs out, and so never reports the full queue",
+    class extends ReferenceClient {
+      protected override resend(error: { code: number }): boolean {
+        return error.code === QUEUE_FULL;
+      }
+    },
+  ),
+  mutant(
+    "decodes-per-read",
+    "wire.tcp-stream/byte-per-segment-session",
+    "wire.tcp-stream",
+    "decodes every read as UTF-8 on its own, so a character split across two segments is refused",
+    class extends ReferenceClient {
+      protected override onRead(data: Buffer) {
+        try {
+          strictUtf8.decode(data);
+          return undefined;
+        } catch {
+          return { kind: "rejected" as const, reason: "a read is not valid UTF-8" };
+        }
+      }
+    },
+  ),
+  mutant(
+    "last-line-of-read",
+    "wire.ndjson/lines-in-one-write",
+    "wire.ndjson",
+    "takes the last complete line it holds as the reply, dropping the lines before it",
+    class extends ReferenceClient {
+      protected override nextLine(lines: Buffer[]): Buffer {
+        return lines.splice(0).at(-1)!;
       }
     },
   ),
