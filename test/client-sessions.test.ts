@@ -41,18 +41,22 @@ async function verdicts(command: string): Promise<Record<string, [string, string
   );
 }
 
-const passes = (v: Record<string, [string, string]>, except: string) =>
+const REAUTH = "validation.security/reauth-after-reconnect";
+const FOLLOW = "method.events/follow-pages";
+/** Every verdict but those of the checks named. */
+const others = (v: Record<string, [string, string]>, ...except: string[]) =>
   Object.entries(v)
-    .filter(([id]) => id !== except)
+    .filter(([id]) => !except.includes(id))
     .map(([id, [verdict]]) => [id, verdict]);
 
-const REAUTH = "validation.security/reauth-after-reconnect";
-
 describe("client sessions", () => {
-  it("the reference client that authorizes and reconnects once passes every one", async () => {
-    const v = await verdicts(`${REFERENCE} --token-env ${contract.defaults.tokenEnv} --retries 1 ping`);
+  it("the reference client that authorizes, reconnects once and follows events pages passes every one", async () => {
+    const v = await verdicts(
+      `${REFERENCE} --token-env ${contract.defaults.tokenEnv} --retries 1 --follow events '{"limit":5}'`,
+    );
     expect(Object.values(v).map(([verdict]) => verdict)).toEqual(sessions.map(() => "pass"));
     expect(v[REAUTH]![1]).toBe("authorized each of 2 connections before its request");
+    expect(v[FOLLOW]![1]).toBe("followed 3 pages, each from the last seq of the page before, up to seq 13");
   }, 30_000);
 
   it("a client given no token leaves re-authorization unobserved, and passes the rest", async () => {
@@ -61,25 +65,30 @@ describe("client sessions", () => {
       "skip",
       `the client sent no auth request with a token in ${contract.defaults.tokenEnv}`,
     ]);
-    for (const [id, verdict] of passes(v, REAUTH)) expect(verdict, id).toBe("pass");
+    expect(v[FOLLOW]).toEqual(["skip", "the client command does not read events"]);
+    for (const [id, verdict] of others(v, REAUTH, FOLLOW)) expect(verdict, id).toBe("pass");
   }, 30_000);
 
   it("a client that authorizes but does not reconnect leaves re-authorization unobserved", async () => {
-    const v = await verdicts(`${REFERENCE} --token-env ${contract.defaults.tokenEnv} ping`);
+    const v = await verdicts(`${REFERENCE} --token-env ${contract.defaults.tokenEnv} events '{"limit":5}'`);
     expect(v[REAUTH]![0]).toBe("skip");
     expect(v[REAUTH]![1]).toMatch(/did not reconnect/);
-    for (const [id, verdict] of passes(v, REAUTH)) expect(verdict, id).toBe("pass");
+    // Nor, without --follow, does it ask for a second page.
+    expect(v[FOLLOW]![0]).toBe("skip");
+    expect(v[FOLLOW]![1]).toMatch(/did not ask for the next/);
+    for (const [id, verdict] of others(v, REAUTH, FOLLOW)) expect(verdict, id).toBe("pass");
   }, 30_000);
 });
 
 describe.skipIf(missing !== "")(`the FOnline reference client${missing ? ` (skipped: ${missing})` : ""}`, () => {
-  // It authorizes with the token in FONLINE_AI_TOKEN on its one connection and never reconnects.
-  for (const command of ["ping", "act --type move --x 1"]) {
-    it(`passes every session it can be asked to play (${command}); re-authorization is not observed`, async () => {
+  // It authorizes with the token in FONLINE_AI_TOKEN on its one connection, never reconnects, and reads one page.
+  for (const command of ["ping", "act --type move --x 1", "events --limit 5"]) {
+    it(`passes every session it can be asked to play (${command}); re-authorization and paging are not observed`, async () => {
       const v = await verdicts(`python3 ${fonlineClient} --host {host} --port {port} --timeout {timeout} ${command}`);
       expect(v[REAUTH]![0]).toBe("skip");
       expect(v[REAUTH]![1]).toMatch(/did not reconnect/);
-      for (const [id, verdict] of passes(v, REAUTH)) expect(verdict, id).toBe("pass");
+      expect(v[FOLLOW]![0]).toBe("skip");
+      for (const [id, verdict] of others(v, REAUTH, FOLLOW)) expect(verdict, id).toBe("pass");
     }, 30_000);
   }
 });

@@ -174,7 +174,7 @@ describe("what a conformant implementation may do", () => {
   }, 30_000);
 
   it.skipIf(!hasPython)(
-    "a client refuses lines after its reply in the same write; taking a later one as its reply fails",
+    "a client refuses lines after its reply in one write; taking a later one fails",
     async () => {
       expect(await clientVerdict(sessionClient("tail"), "wire.ndjson/lines-in-one-write")).toBe("pass");
       expect(await clientVerdict(`${CLIENT} ping`, "wire.ndjson/lines-in-one-write")).toBe("pass");
@@ -186,7 +186,7 @@ describe("what a conformant implementation may do", () => {
   );
 
   it.skipIf(!hasPython)(
-    "a client tries a full queue again, then reports it as a remote error; trying until its time runs out fails",
+    "a client retries a full queue, then reports it; retrying until it times out fails",
     async () => {
       expect(await clientVerdict(sessionClient("retry"), "wire.response-envelope/queue-full")).toBe("pass");
       expect(
@@ -261,6 +261,11 @@ it("every row of the README's policy table names a test of this file", () => {
   const source = readFileSync(new URL(import.meta.url), "utf8");
   for (const row of rows) {
     const name = row.split("|").at(-2)!.trim();
-    expect(source.includes(`it("${name}"`) || source.includes(`it('${name}'`), name).toBe(true);
+    // A row whose test needs Python names it in an it.skipIf(!hasPython)(...) that says so when skipped.
+    const named = [`it("${name}"`, `it('${name}'`, `it.skipIf(!hasPython)(\n    "${name}"`];
+    expect(
+      named.some((n) => source.includes(n)),
+      name,
+    ).toBe(true);
   }
 });

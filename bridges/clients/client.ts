@@ -46,6 +46,8 @@ export interface CallArgs {
   token?: string;
   /** Reconnections after a connection ended without a reply (default 0). */
   retries?: number;
+  /** For `events`: read page after page, each from the last seq of the one before, until caught up. */
+  follow?: boolean;
 }
 
 const rejected = (reason: string): Outcome => ({ kind: "rejected", reason });
@@ -183,6 +185,32 @@ export class ReferenceClient {
     return lines.shift()!;
   }
 
+  /** The cursor for the next page after this one, or undefined once caught up: the cursor is exclusive. */
+  protected nextCursor(page: { latestSeq: number; events: { seq: number }[] }): number | undefined {
+    const last = page.events.at(-1)?.seq;
+    return last === undefined || last >= page.latestSeq ? undefined : last;
+  }
+
+  /** Reads events page after page until caught up; the outcome holds them all, in order. */
+  private async follow(
+    first: Step,
+    params: Record<string, unknown>,
+    exchange: (method: string, params: Record<string, unknown>) => Promise<Step>,
+  ): Promise<Step> {
+    const events: unknown[] = [];
+    let got = first;
+    for (;;) {
+      if (got.ended || got.outcome.kind !== "result") return got;
+      const page = got.outcome.result as { latestSeq: number; events: { seq: number }[] };
+      if (!isObject(page) || !Array.isArray(page.events) || typeof page.latestSeq !== "number")
+        return { outcome: rejected("an events result without latestSeq and events"), ended: false };
+      events.push(...page.events);
+      const afterSeq = this.nextCursor(page);
+      if (afterSeq === undefined) return { outcome: { kind: "result", result: { ...page, events } }, ended: false };
+      got = await exchange("events", { ...params, afterSeq });
+    }
+  }
+
   /** Reads one line as one response to the request with this id. */
   protected interpret(line: Buffer, id: unknown): Outcome {
     if (this.tooLong(line)) return rejected(`the reply line is over ${this.facts.maxLineBytes} bytes`);
@@ -242,6 +270,7 @@ export class ReferenceClient {
           got = undefined;
         }
         got ??= await exchange(args.method, args.params);
+        if (args.follow && args.method === "events") got = await this.follow(got, args.params, exchange);
         line.close();
         if (!got.ended || connection >= this.retries(args)) return got.outcome;
       }

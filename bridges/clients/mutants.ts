@@ -11,6 +11,8 @@ export interface ClientMutant {
   breaks: string;
   verdict: "fail" | "warn";
   description: string;
+  /** What to ask of it, where the check needs more than `ping`: options and the method. */
+  asks?: string;
   create(): ReferenceClient;
 }
 
@@ -21,7 +23,16 @@ const mutant = (
   description: string,
   Client: typeof ReferenceClient,
   verdict: "fail" | "warn" = "fail",
-): ClientMutant => ({ name, check, breaks, verdict, description, create: () => new Client() });
+  asks?: string,
+): ClientMutant => ({
+  name,
+  check,
+  breaks,
+  verdict,
+  description,
+  ...(asks ? { asks } : {}),
+  create: () => new Client(),
+});
 
 const lenientUtf8 = new TextDecoder("utf-8");
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
@@ -449,5 +460,19 @@ export const clientMutants: ClientMutant[] = [
         return lines.splice(0).at(-1)!;
       }
     },
+  ),
+  mutant(
+    "cursor-past-last",
+    "method.events/follow-pages",
+    "method.events",
+    "asks for the next page after the last seq plus one, as if the cursor were inclusive, so one event a page is lost",
+    class extends ReferenceClient {
+      protected override nextCursor(page: { latestSeq: number; events: { seq: number }[] }) {
+        const next = super.nextCursor(page);
+        return next === undefined ? undefined : next + 1;
+      }
+    },
+    "fail",
+    `--follow events '{"limit":5}'`,
   ),
 ];

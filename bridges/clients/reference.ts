@@ -4,11 +4,11 @@
 // deadline, and rejects every reply that is not exactly one valid response to its request.
 //
 //   node dist/bridges/clients/reference.js --host H --port P --timeout SECONDS [--allow-remote]
-//       [--token-env NAME] [--retries N] METHOD [PARAMS]
+//       [--token-env NAME] [--retries N] [--follow] METHOD [PARAMS]
 //
 // With --token-env, where that variable holds a token, every connection sends `auth` before the
 // request. With --retries, a connection that ends without a reply is made again, up to N times,
-// within the same timeout.
+// within the same timeout. With --follow, `events` reads page after page until caught up.
 // Prints `AICONTROL_OUTCOME {"kind":...}` on stdout (result, remote-error or rejected), then the
 // result or error as JSON. Exit status: 0 result, 1 remote error, 2 bad usage (nothing sent),
 // 3 the reply was rejected or none came in time. `--mutant NAME` runs a deliberately broken client.
@@ -21,9 +21,11 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): CallAr
   const flags: Record<string, string> = {};
   const rest: string[] = [];
   let allowRemote = false;
+  let follow = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--allow-remote") allowRemote = true;
+    else if (arg === "--follow") follow = true;
     else if (["--host", "--port", "--timeout", "--mutant", "--token-env", "--retries"].includes(arg)) {
       const value = argv[++i];
       if (value === undefined) throw new UsageError(`${arg} needs a value`);
@@ -52,6 +54,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): CallAr
     params: parsed,
     allowRemote,
     retries,
+    follow,
     ...(token ? { token } : {}),
     ...(flags.mutant ? { mutant: flags.mutant } : {}),
   };

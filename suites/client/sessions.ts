@@ -164,21 +164,25 @@ const queueFull: ClientCheck = {
 /** Text of many two-, three- and four-byte characters: split a byte at a time, most cuts fall inside one. */
 const MULTIBYTE = "é€😀ß中".repeat(6);
 
+/** The method's plain result, with one more member: the multibyte text. */
+const withNote = (seen: SeenRequest) => ({
+  ...(JSON.parse(validResult(seen)) as { result: object }).result,
+  note: MULTIBYTE,
+});
+
 const byteByByte: ClientCheck = {
   id: "wire.tcp-stream/byte-per-segment-session",
   rules: ["wire.tcp-stream"],
   description:
     "A session: every reply (auth where the client authorizes, then the request's valid result, " +
-    "which carries multibyte text) written one byte per TCP segment.",
+    "with one more member of multibyte text) written one byte per TCP segment.",
   note: "TCP is a byte stream: a reply a byte at a time, cut inside its characters, is still the same line.",
   async run(ctx) {
     const run = await ctx.runCase(
       session(
         ctx,
         (seen) => ({
-          bytes: line(
-            encode({ jsonrpc: ctx.contract.jsonrpc, id: requestIdOf(seen), result: { ok: true, note: MULTIBYTE } }),
-          ),
+          bytes: line(encode({ jsonrpc: ctx.contract.jsonrpc, id: requestIdOf(seen), result: withNote(seen) })),
           after: "hold",
         }),
         { dripMs: 0 },
@@ -215,6 +219,69 @@ const linesInOneWrite: ClientCheck = {
   },
 };
 
+const followPages: ClientCheck = {
+  id: "method.events/follow-pages",
+  rules: ["method.events"],
+  description:
+    "A session for a client that reads events: a history of three pages at the client's limit beyond its cursor, " +
+    "which grows by one event at every poll (a queue draining slowly); each page is what a bridge returns.",
+  note:
+    "The cursor is exclusive: a client that follows the pages asks each from the last seq of the page before, " +
+    "losing none and reading none twice. A client that reads one page only leaves this unobserved (skip).",
+  async run(ctx) {
+    const pages: { afterSeq: number; last: number }[] = [];
+    let latest: number | undefined;
+    const run = await ctx.runCase(
+      session(ctx, (seen) => {
+        if (methodOf(seen) !== "events") return { bytes: line(validResult(seen)), after: "hold" };
+        const params = (seen.request?.params ?? {}) as { afterSeq?: unknown; limit?: unknown };
+        const afterSeq = Number.isInteger(params.afterSeq) ? (params.afterSeq as number) : 0;
+        const asked = Number.isInteger(params.limit) ? (params.limit as number) : ctx.contract.limits.eventsLimitMax;
+        const limit = Math.min(Math.max(asked, ctx.contract.limits.eventsLimitMin), ctx.contract.limits.eventsLimitMax);
+        latest = latest === undefined ? afterSeq + 2 * limit + 1 : latest + 1;
+        const last = Math.max(afterSeq, Math.min(afterSeq + limit, latest));
+        pages.push({ afterSeq, last });
+        const events = Array.from({ length: last - afterSeq }, (_, i) => ({
+          seq: afterSeq + 1 + i,
+          event: { type: "command_completed", commandSeq: afterSeq + 1 + i, success: true, message: "drained" },
+        }));
+        const result = { latestSeq: latest, events };
+        return { bytes: line(encode({ jsonrpc: ctx.contract.jsonrpc, id: requestIdOf(seen), result })), after: "hold" };
+      }),
+    );
+    const blocked = notConnected(run);
+    if (blocked) return blocked;
+    if (run.killed) return expectAccepted(run, `events pages (${pages.length} served)`);
+    if (pages.length === 0) return { verdict: "skip", message: "the client command does not read events" };
+    if (pages.length === 1)
+      return {
+        verdict: "skip",
+        message: "the client read one page of events and did not ask for the next, so paging is not observable",
+      };
+    for (let i = 1; i < pages.length; i++) {
+      const { last } = pages[i - 1]!;
+      const { afterSeq } = pages[i]!;
+      if (afterSeq === last) continue;
+      return {
+        verdict: "fail",
+        message:
+          `After a page ending at seq ${last}, the client asked for page ${i + 1} after seq ${afterSeq}: ` +
+          (afterSeq > last ? `${seqs(last + 1, afterSeq)} lost.` : `${seqs(afterSeq + 1, last)} read twice.`),
+        expected: `afterSeq ${last}: the cursor is exclusive, the next page starts after the last seq read`,
+        actual: `afterSeq ${afterSeq}; ${describeRun(run)}`,
+        transcript: run.transcript,
+        rules: ["method.events"],
+      };
+    }
+    return {
+      verdict: "pass",
+      message: `followed ${pages.length} pages, each from the last seq of the page before, up to seq ${pages.at(-1)!.last}`,
+    };
+  },
+};
+
+const seqs = (from: number, to: number) => (from === to ? `event ${from}` : `events ${from}..${to}`);
+
 /** A client that gave up near its own timeout may have been starved of the bytes: a failure that rests on time. */
 function timedIfLate(ctx: ClientContext, run: CaseRun, finding: Finding): Finding {
   return finding.verdict === "fail" && run.elapsedMs >= ctx.clientTimeoutMs * 0.8
@@ -222,4 +289,11 @@ function timedIfLate(ctx: ClientContext, run: CaseRun, finding: Finding): Findin
     : finding;
 }
 
-export const checks: ClientCheck[] = [closedMidReply, reconnectAuth, queueFull, byteByByte, linesInOneWrite];
+export const checks: ClientCheck[] = [
+  closedMidReply,
+  reconnectAuth,
+  queueFull,
+  byteByByte,
+  linesInOneWrite,
+  followPages,
+];
