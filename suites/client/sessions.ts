@@ -161,8 +161,8 @@ const queueFull: ClientCheck = {
   },
 };
 
-/** Text of many two-, three- and four-byte characters: split a byte at a time, most cuts fall inside one. */
-const MULTIBYTE = "é€😀ß中".repeat(6);
+/** Two-, three- and four-byte characters, kept short: each byte of a drip costs a timer of this tool. */
+const MULTIBYTE = "é€😀".repeat(2);
 
 /** The method's plain result, with one more member: the multibyte text. */
 const withNote = (seen: SeenRequest) => ({
