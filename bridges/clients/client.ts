@@ -42,6 +42,12 @@ export interface CallArgs {
   params: Record<string, unknown>;
   /** The operator's explicit opt-in to a non-loopback host. */
   allowRemote?: boolean;
+  /** Sent in `auth` before the request on every connection, where given (read from an environment variable). */
+  token?: string;
+  /** Reconnections after a connection ended without a reply (default 0). */
+  retries?: number;
+  /** For `events`: read page after page, each from the last seq of the one before, until caught up. */
+  follow?: boolean;
 }
 
 const rejected = (reason: string): Outcome => ({ kind: "rejected", reason });
@@ -52,6 +58,9 @@ const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const DECIMAL = /^\+?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 const LOOPBACK_V4 = /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** A pause before trying again (a new connection, or a request sent again), so a peer is not met with a storm. */
+const RETRY_PAUSE_MS = 50;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class ReferenceClient {
   constructor(readonly facts: Facts = FACTS) {}
@@ -145,10 +154,61 @@ export class ReferenceClient {
     return undefined;
   }
 
-  /** How long the client waits: one deadline for the whole request, started before connecting. */
-  protected armDeadline(ms: number, expire: () => void): { onData(): void; clear(): void } {
+  /** How long the client waits: one deadline for the whole call (every connection of it), started before connecting. */
+  protected armDeadline(ms: number, expire: () => void): Deadline {
     const timer = setTimeout(expire, Math.min(ms, MAX_TIMER_MS));
-    return { onData: () => {}, clear: () => clearTimeout(timer) };
+    return { onData: () => {}, onConnect: () => {}, clear: () => clearTimeout(timer) };
+  }
+
+  /** Whether a connection (numbered from 0) authorizes before its request: each one does, authorization never carries over. */
+  protected authorizes(_connection: number): boolean {
+    return true;
+  }
+
+  /** Whether to send the request again on the same connection after this remote error: never, it is the answer. */
+  protected resend(_error: { code: number }): boolean {
+    return false;
+  }
+
+  /** How many times to reconnect after a connection ended without a reply. */
+  protected retries(args: CallArgs): number {
+    return args.retries ?? 0;
+  }
+
+  /** A read as it arrives: an outcome now (the read is refused), or undefined to read its lines. */
+  protected onRead(_data: Buffer): Outcome | undefined {
+    return undefined;
+  }
+
+  /** The next reply among the complete lines in hand, in connection order. */
+  protected nextLine(lines: Buffer[]): Buffer {
+    return lines.shift()!;
+  }
+
+  /** The cursor for the next page after this one, or undefined once caught up: the cursor is exclusive. */
+  protected nextCursor(page: { latestSeq: number; events: { seq: number }[] }): number | undefined {
+    const last = page.events.at(-1)?.seq;
+    return last === undefined || last >= page.latestSeq ? undefined : last;
+  }
+
+  /** Reads events page after page until caught up; the outcome holds them all, in order. */
+  private async follow(
+    first: Step,
+    params: Record<string, unknown>,
+    exchange: (method: string, params: Record<string, unknown>) => Promise<Step>,
+  ): Promise<Step> {
+    const events: unknown[] = [];
+    let got = first;
+    for (;;) {
+      if (got.ended || got.outcome.kind !== "result") return got;
+      const page = got.outcome.result as { latestSeq: number; events: { seq: number }[] };
+      if (!isObject(page) || !Array.isArray(page.events) || typeof page.latestSeq !== "number")
+        return { outcome: rejected("an events result without latestSeq and events"), ended: false };
+      events.push(...page.events);
+      const afterSeq = this.nextCursor(page);
+      if (afterSeq === undefined) return { outcome: { kind: "result", result: { ...page, events } }, ended: false };
+      got = await exchange("events", { ...params, afterSeq });
+    }
   }
 
   /** Reads one line as one response to the request with this id. */
@@ -169,50 +229,139 @@ export class ReferenceClient {
     return this.judge(reply, id);
   }
 
-  /** One call: validates everything it was given before connecting, then one request, one response. */
+  /** One call: validates everything it was given before connecting, then the request (after auth where a token is given). */
   async call(args: CallArgs): Promise<Outcome> {
     const seconds = this.parseTimeout(args.timeout);
     this.checkHost(args.host, args.allowRemote ?? false);
     if (!Number.isInteger(args.port) || args.port < 1 || args.port > 65535)
       throw new UsageError(`the port must be 1..65535, not ${args.port}`);
-    const id = 1;
-    return new Promise<Outcome>((resolve) => {
-      let done = false;
-      const chunks: Buffer[] = [];
-      let size = 0;
-      const socket = connect({ host: args.host, port: args.port });
-      const deadline = this.armDeadline(seconds * 1000, () =>
-        finish(rejected(`no complete response within the timeout of ${seconds} s`)),
-      );
-      const finish = (outcome: Outcome) => {
-        if (done) return;
-        done = true;
-        deadline.clear();
-        socket.destroy();
-        resolve(outcome);
-      };
-      socket.on("connect", () =>
-        this.send((bytes) => socket.write(bytes), this.encodeRequest(id, args.method, args.params)),
-      );
-      socket.on("data", (data: Buffer) => {
-        deadline.onData();
-        const lf = data.indexOf(0x0a);
-        if (lf === -1) {
-          chunks.push(data);
-          size += data.length;
-          const early = this.unfinished(chunks, size);
-          if (early) finish(early);
-          return;
-        }
-        finish(this.interpret(Buffer.concat([...chunks, data.subarray(0, lf)]), id));
-      });
-      socket.on("end", () => finish(this.atEnd(Buffer.concat(chunks))));
-      socket.on("close", () => finish(this.atEnd(Buffer.concat(chunks))));
-      socket.on("error", (err: NodeJS.ErrnoException) =>
-        finish(rejected(`connection failed: ${err.code ?? err.message}`)),
-      );
+    let expire!: () => void;
+    const expired = new Promise<Outcome>((resolve) => {
+      expire = () => resolve(rejected(`no complete response within the timeout of ${seconds} s`));
     });
+    const deadline = this.armDeadline(seconds * 1000, () => expire());
+    let line: LineReader | undefined;
+    let over = false;
+    const attempts = async (): Promise<Outcome> => {
+      for (let connection = 0; !over; connection++) {
+        // Ids are per connection: each one starts afresh.
+        let id = 1;
+        if (connection) {
+          await sleep(RETRY_PAUSE_MS);
+          if (over) break;
+          deadline.onConnect?.();
+        }
+        line = this.open(args, deadline);
+        const exchange = async (method: string, params: Record<string, unknown>) => {
+          const ask = id++;
+          let got = await line!.exchange(this.encodeRequest(ask, method, params), ask);
+          while (!got.ended && got.outcome.kind === "remote-error" && this.resend(got.outcome.error)) {
+            await sleep(RETRY_PAUSE_MS);
+            if (over) break;
+            got = await line!.exchange(this.encodeRequest(ask, method, params), ask);
+          }
+          return got;
+        };
+        let got = args.token && this.authorizes(connection) ? await exchange("auth", { token: args.token }) : undefined;
+        if (got && !got.ended && got.outcome.kind === "result") {
+          const result = got.outcome.result;
+          if (!isObject(result) || result.authorized !== true)
+            return rejected("the bridge did not authorize the token given");
+          got = undefined;
+        }
+        got ??= await exchange(args.method, args.params);
+        if (args.follow && args.method === "events") got = await this.follow(got, args.params, exchange);
+        line.close();
+        if (!got.ended || connection >= this.retries(args)) return got.outcome;
+      }
+      return expired;
+    };
+    const outcome = await Promise.race([attempts(), expired]);
+    over = true;
+    deadline.clear();
+    line?.close();
+    return outcome;
   }
+
+  /** One connection: requests written, replies read line by line (the bytes after an LF are the next line's). */
+  private open(args: CallArgs, deadline: Deadline): LineReader {
+    const socket = connect({ host: args.host, port: args.port });
+    const connected = new Promise<void>((resolve) => socket.once("connect", resolve));
+    const lines: Buffer[] = [];
+    let chunks: Buffer[] = [];
+    let size = 0;
+    let end: Step | undefined;
+    let wake = () => {};
+    let stopped!: () => void;
+    const failed = new Promise<void>((resolve) => (stopped = resolve));
+    const stop = (step: Step) => {
+      end ??= step;
+      stopped();
+      wake();
+    };
+    socket.on("data", (data: Buffer) => {
+      deadline.onData();
+      const refused = this.onRead(data);
+      if (refused) return stop({ outcome: refused, ended: false });
+      let from = 0;
+      for (let lf = data.indexOf(0x0a); lf !== -1; lf = data.indexOf(0x0a, from)) {
+        lines.push(Buffer.concat([...chunks, data.subarray(from, lf)]));
+        chunks = [];
+        size = 0;
+        from = lf + 1;
+      }
+      if (from < data.length) {
+        chunks.push(data.subarray(from));
+        size += data.length - from;
+      }
+      const early = from === 0 ? this.unfinished(chunks, size) : undefined;
+      if (early) stop({ outcome: early, ended: false });
+      wake();
+    });
+    const ended = () => {
+      const outcome = this.atEnd(Buffer.concat(chunks));
+      stop({ outcome, ended: outcome.kind === "rejected" });
+    };
+    socket.on("end", ended);
+    socket.on("close", ended);
+    socket.on("error", (err: NodeJS.ErrnoException) =>
+      stop({ outcome: rejected(`connection failed: ${err.code ?? err.message}`), ended: true }),
+    );
+    const next = async (id: number): Promise<Step> => {
+      for (;;) {
+        if (lines.length) return { outcome: this.interpret(this.nextLine(lines), id), ended: false };
+        if (end) return end;
+        await new Promise<void>((resolve) => (wake = resolve));
+      }
+    };
+    return {
+      exchange: async (request, id) => {
+        await Promise.race([connected, failed]);
+        if (end && !lines.length) return end;
+        this.send((bytes) => socket.write(bytes), request);
+        return next(id);
+      },
+      close: () => socket.destroy(),
+    };
+  }
+}
+
+/** What one request on a connection came to; `ended`: the connection ended (or failed) before a reply. */
+interface Step {
+  outcome: Outcome;
+  ended: boolean;
+}
+
+interface LineReader {
+  exchange(request: Buffer, id: number): Promise<Step>;
+  close(): void;
+}
+
+export interface Deadline {
+  onData(): void;
+  /** A new connection of the same call begins. */
+  onConnect?(): void;
+  clear(): void;
 }
 
 /** Parses the command line; bad usage is a UsageError. */

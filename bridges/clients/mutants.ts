@@ -1,7 +1,7 @@
 // Deliberately broken clients: each bends the reference client in one place and must make client
 // mode fail (or warn) on the rule it names, proving each client check can fail.
 // Run one with `node dist/bridges/clients/reference.js --mutant NAME ...`.
-import { ReferenceClient } from "./client.js";
+import { type CallArgs, ReferenceClient } from "./client.js";
 
 export interface ClientMutant {
   name: string;
@@ -11,6 +11,8 @@ export interface ClientMutant {
   breaks: string;
   verdict: "fail" | "warn";
   description: string;
+  /** What to ask of it, where the check needs more than `ping`: options and the method. */
+  asks?: string;
   create(): ReferenceClient;
 }
 
@@ -21,9 +23,21 @@ const mutant = (
   description: string,
   Client: typeof ReferenceClient,
   verdict: "fail" | "warn" = "fail",
-): ClientMutant => ({ name, check, breaks, verdict, description, create: () => new Client() });
+  asks?: string,
+): ClientMutant => ({
+  name,
+  check,
+  breaks,
+  verdict,
+  description,
+  ...(asks ? { asks } : {}),
+  create: () => new Client(),
+});
 
 const lenientUtf8 = new TextDecoder("utf-8");
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+/** The contract's queue-full code, as the mutant that retries on it knows it. */
+const QUEUE_FULL = -32002;
 
 export const clientMutants: ClientMutant[] = [
   mutant(
@@ -372,5 +386,93 @@ export const clientMutants: ClientMutant[] = [
         ]);
       }
     },
+  ),
+  mutant(
+    "reconnects-forever",
+    "validation.malformed-peer/closed-mid-reply",
+    "validation.finite-timeout",
+    "reconnects whenever a connection ends without a reply, without a bound, restarting its timeout on each",
+    class extends ReferenceClient {
+      protected override retries(): number {
+        return Number.POSITIVE_INFINITY;
+      }
+      protected override armDeadline(ms: number, expire: () => void) {
+        let timer = setTimeout(expire, ms);
+        return {
+          onData() {},
+          onConnect() {
+            clearTimeout(timer);
+            timer = setTimeout(expire, ms);
+          },
+          clear: () => clearTimeout(timer),
+        };
+      }
+    },
+  ),
+  mutant(
+    "reuses-auth",
+    "validation.security/reauth-after-reconnect",
+    "validation.security",
+    "reconnects after a connection ends without a reply, taking the new connection as already authorized",
+    class extends ReferenceClient {
+      protected override retries(args: CallArgs): number {
+        return Math.max(1, super.retries(args));
+      }
+      protected override authorizes(connection: number): boolean {
+        return connection === 0;
+      }
+    },
+  ),
+  mutant(
+    "retries-queue-full",
+    "wire.response-envelope/queue-full",
+    "wire.response-envelope",
+    "sends its request again on a full queue, until its time runs out, and so never reports the full queue",
+    class extends ReferenceClient {
+      protected override resend(error: { code: number }): boolean {
+        return error.code === QUEUE_FULL;
+      }
+    },
+  ),
+  mutant(
+    "decodes-per-read",
+    "wire.tcp-stream/byte-per-segment-session",
+    "wire.tcp-stream",
+    "decodes every read as UTF-8 on its own, so a character split across two segments is refused",
+    class extends ReferenceClient {
+      protected override onRead(data: Buffer) {
+        try {
+          strictUtf8.decode(data);
+          return undefined;
+        } catch {
+          return { kind: "rejected" as const, reason: "a read is not valid UTF-8" };
+        }
+      }
+    },
+  ),
+  mutant(
+    "last-line-of-read",
+    "wire.ndjson/lines-in-one-write",
+    "wire.ndjson",
+    "takes the last complete line it holds as the reply, dropping the lines before it",
+    class extends ReferenceClient {
+      protected override nextLine(lines: Buffer[]): Buffer {
+        return lines.splice(0).at(-1)!;
+      }
+    },
+  ),
+  mutant(
+    "cursor-past-last",
+    "method.events/follow-pages",
+    "method.events",
+    "asks for the next page after the last seq plus one, as if the cursor were inclusive, so one event a page is lost",
+    class extends ReferenceClient {
+      protected override nextCursor(page: { latestSeq: number; events: { seq: number }[] }) {
+        const next = super.nextCursor(page);
+        return next === undefined ? undefined : next + 1;
+      }
+    },
+    "fail",
+    `--follow events '{"limit":5}'`,
   ),
 ];

@@ -3,8 +3,12 @@
 // invalid timeout and a non-loopback host before connecting, bounds the whole request with one
 // deadline, and rejects every reply that is not exactly one valid response to its request.
 //
-//   node dist/bridges/clients/reference.js --host H --port P --timeout SECONDS [--allow-remote] METHOD [PARAMS]
+//   node dist/bridges/clients/reference.js --host H --port P --timeout SECONDS [--allow-remote]
+//       [--token-env NAME] [--retries N] [--follow] METHOD [PARAMS]
 //
+// With --token-env, where that variable holds a token, every connection sends `auth` before the
+// request. With --retries, a connection that ends without a reply is made again, up to N times,
+// within the same timeout. With --follow, `events` reads page after page until caught up.
 // Prints `AICONTROL_OUTCOME {"kind":...}` on stdout (result, remote-error or rejected), then the
 // result or error as JSON. Exit status: 0 result, 1 remote error, 2 bad usage (nothing sent),
 // 3 the reply was rejected or none came in time. `--mutant NAME` runs a deliberately broken client.
@@ -17,10 +21,12 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): CallAr
   const flags: Record<string, string> = {};
   const rest: string[] = [];
   let allowRemote = false;
+  let follow = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--allow-remote") allowRemote = true;
-    else if (["--host", "--port", "--timeout", "--mutant"].includes(arg)) {
+    else if (arg === "--follow") follow = true;
+    else if (["--host", "--port", "--timeout", "--mutant", "--token-env", "--retries"].includes(arg)) {
       const value = argv[++i];
       if (value === undefined) throw new UsageError(`${arg} needs a value`);
       flags[arg.slice(2)] = value;
@@ -37,6 +43,9 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): CallAr
   }
   if (!isObject(parsed)) throw new UsageError("the params must be a JSON object");
   const port = Number(flags.port ?? env.AICONTROL_PORT ?? FACTS.port);
+  const retries = Number(flags.retries ?? 0);
+  if (!Number.isInteger(retries) || retries < 0) throw new UsageError("--retries must be a whole number");
+  const token = flags["token-env"] ? env[flags["token-env"]] : undefined;
   return {
     host: flags.host ?? env.AICONTROL_HOST ?? FACTS.host,
     port,
@@ -44,6 +53,9 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): CallAr
     method,
     params: parsed,
     allowRemote,
+    retries,
+    follow,
+    ...(token ? { token } : {}),
     ...(flags.mutant ? { mutant: flags.mutant } : {}),
   };
 }

@@ -6,9 +6,10 @@ import fc from "fast-check";
 import type { Contract, RuleId } from "../../protocol/contract.js";
 import type { TranscriptEntry } from "../../protocol/verdict.js";
 import type { Finding } from "../harness/check.js";
-import { strictUtf8 } from "../harness/connection.js";
-import { afterPendingIo, machine } from "../harness/machine.js";
 import { runClientProcess } from "./process.js";
+import { type Answer, type At, answerConnection, type CaseSpec, type SeenRequest, transcriptFrom } from "./serve.js";
+
+export type { Answer, At, CaseSpec, SeenRequest };
 
 /** A check of client mode: what the tool serves, the rules it judges, and how. */
 export interface ClientCheck {
@@ -22,46 +23,6 @@ export interface ClientCheck {
   run(ctx: ClientContext): Promise<Finding>;
 }
 
-/** The first request line the client sent, as it arrived. */
-export interface SeenRequest {
-  /** The bytes before the first LF (or all that arrived, when no LF came). */
-  line: Buffer;
-  /**
-   * lf: a complete line; closed: the client closed first; oversized: over the limit without LF;
-   * waited: no LF in time.
-   */
-  ended: "lf" | "closed" | "oversized" | "waited";
-  /** Bytes that arrived after the first LF before the answer began (a second, pipelined request). */
-  after: Buffer;
-  /** The request object, where the line is one. */
-  request?: Record<string, unknown>;
-}
-
-/** What the tool answers once the request arrived. */
-export interface Answer {
-  /** Nothing: silence. */
-  bytes?: Buffer;
-  /** Write in segments ending at these offsets (a reply in several TCP segments). */
-  splitAt?: number[];
-  /** Write one byte at a time, this many milliseconds apart. */
-  dripMs?: number;
-  /** After the bytes: keep the connection open, close it (FIN), or reset it (RST). */
-  after: "hold" | "close" | "reset";
-}
-
-export interface CaseSpec {
-  /** Substituted for {host} and set as AICONTROL_HOST. Default: 127.0.0.1. */
-  host?: string;
-  /** Substituted for {timeout}. Default: the client's timeout in seconds. */
-  timeout?: string;
-  /** The answer to the request (id and method read from it where it parses). */
-  answer(request: SeenRequest): Answer;
-  /** After the request line, keep reading this long before answering, to see a pipelined second request. */
-  observeMs?: number;
-  /** Time the case needs beyond the client's timeout (a drip-feed). */
-  extraMs?: number;
-}
-
 /** How the client ended the case. */
 export type Outcome = "result" | "remote-error" | "rejected" | "accepted" | "killed";
 
@@ -69,6 +30,8 @@ export interface CaseRun {
   /** Connections the client opened. */
   connections: number;
   request?: SeenRequest;
+  /** Every request line that arrived, per connection. */
+  requests: SeenRequest[][];
   exitCode: number | null;
   signal: NodeJS.Signals | null;
   /** Still running at the deadline, so killed. */
@@ -233,6 +196,7 @@ export class ClientContext {
     const limit = this.contract.limits.maxLineBytes;
     const sockets = new Set<Socket>();
     let connections = 0;
+    const requests: SeenRequest[][] = [];
     let request: SeenRequest | undefined;
     let requestAt: number | undefined;
     let served: Buffer | undefined;
@@ -244,23 +208,32 @@ export class ClientContext {
     let longestPause = 0;
 
     const server: Server = createServer((socket) => {
-      connections++;
+      const seen: SeenRequest[] = [];
+      requests.push(seen);
       sockets.add(socket);
       socket.setNoDelay(true);
       socket.on("error", () => {});
-      note(`connection ${connections} accepted from port ${socket.remotePort}`);
-      void this.handle(socket, spec, limit, record, note, (seen, bytes) => {
-        if (request) return undefined;
-        request = seen;
-        requestAt = Date.now();
-        served = bytes;
-        unsent = bytes?.length ?? 0;
-        return (n) => {
-          unsent! -= n;
-          const now = Date.now();
-          if (lastSentAt !== undefined) longestPause = Math.max(longestPause, now - lastSentAt);
-          lastSentAt = now;
-        };
+      note(`connection ${++connections} accepted from port ${socket.remotePort}`);
+      void answerConnection(socket, spec, {
+        connection: connections - 1,
+        limit,
+        waitMs: this.clientTimeoutMs / 2,
+        record,
+        note,
+        onRequest: (r) => seen.push(r),
+        onFirst: (first, bytes) => {
+          if (request) return undefined;
+          request = first;
+          requestAt = Date.now();
+          served = bytes;
+          unsent = bytes?.length ?? 0;
+          return (n) => {
+            unsent! -= n;
+            const now = Date.now();
+            if (lastSentAt !== undefined) longestPause = Math.max(longestPause, now - lastSentAt);
+            lastSentAt = now;
+          };
+        },
       });
     });
     await new Promise<void>((resolve, reject) => {
@@ -278,7 +251,7 @@ export class ClientContext {
     const exit = await runClientProcess(
       {
         command,
-        env: { ...this.options.env, AICONTROL_HOST: host, AICONTROL_PORT: String(port) },
+        env: { ...this.options.env, ...spec.env, AICONTROL_HOST: host, AICONTROL_PORT: String(port) },
         signal: this.options.signal,
         budgetMs: this.clientTimeoutMs + marginMs(this.clientTimeoutMs) + (spec.extraMs ?? 0),
         requestAt: () => requestAt,
@@ -300,6 +273,7 @@ export class ClientContext {
     return {
       connections,
       request,
+      requests,
       exitCode: exit.code,
       signal: exit.signal,
       killed,
@@ -316,102 +290,6 @@ export class ClientContext {
       transcript,
     };
   }
-
-  /** Reads one connection's request and answers it; resolves once the answer is written. */
-  private async handle(
-    socket: Socket,
-    spec: CaseSpec,
-    limit: number,
-    record: (dir: "send" | "recv", bytes: Buffer) => void,
-    note: (text: string) => void,
-    onSeen: (seen: SeenRequest, served: Buffer | undefined) => ((sent: number) => void) | undefined,
-  ): Promise<void> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let closed = false;
-    let wake: (() => void) | undefined;
-    socket.on("data", (d: Buffer) => {
-      if (size <= limit + 1) chunks.push(d);
-      size += d.length;
-      record("recv", d);
-      wake?.();
-    });
-    socket.on("close", () => {
-      closed = true;
-      wake?.();
-    });
-    const wait = (ms: number) =>
-      new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, ms);
-        wake = () => {
-          clearTimeout(t);
-          resolve();
-        };
-      });
-    // The wait for the LF is lengthened by the moments this process stood still: bytes it could not read are not late.
-    const lostMark = machine.mark();
-    const from = Date.now();
-    const waitUntil = () => from + this.clientTimeoutMs / 2 + machine.since(lostMark);
-    let seen: SeenRequest | undefined;
-    let seenChunks = 0;
-    for (;;) {
-      seenChunks = chunks.length;
-      const all = Buffer.concat(chunks);
-      const lf = all.indexOf(0x0a);
-      if (lf !== -1 && lf <= limit) {
-        seen = { line: all.subarray(0, lf), ended: "lf", after: all.subarray(lf + 1) };
-        break;
-      }
-      if (all.length > limit) {
-        seen = { line: all.subarray(0, limit + 1), ended: "oversized", after: Buffer.alloc(0) };
-        break;
-      }
-      if (closed) {
-        seen = { line: all, ended: "closed", after: Buffer.alloc(0) };
-        break;
-      }
-      if (Date.now() >= waitUntil()) {
-        // Bytes that came while this process stood still are read before the wait is called over.
-        await afterPendingIo();
-        if (chunks.length !== seenChunks || closed || Date.now() < waitUntil()) continue;
-        seen = { line: all, ended: "waited", after: Buffer.alloc(0) };
-        break;
-      }
-      await wait(waitUntil() - Date.now());
-    }
-    if (seen.ended === "lf" && spec.observeMs) {
-      const until = Date.now() + spec.observeMs;
-      while (!closed && Date.now() < until) await wait(until - Date.now());
-      const all = Buffer.concat(chunks);
-      seen.after = all.subarray(seen.line.length + 1);
-    }
-    readRequest(seen);
-    if (closed) {
-      onSeen(seen, undefined);
-      return;
-    }
-    const answer = spec.answer(seen);
-    const bytes = answer.bytes ?? Buffer.alloc(0);
-    await writeAnswer(socket, answer, bytes, onSeen(seen, bytes), () => closed, record, note);
-  }
-}
-
-/** The case's transcript, its clock started at `started`: notes, and the bytes each way (their first 4 KiB). */
-function transcriptFrom(started: number) {
-  const transcript: TranscriptEntry[] = [];
-  const note = (text: string) => transcript.push({ dir: "event", t: Date.now() - started, text, length: 0 });
-  const record = (dir: "send" | "recv", bytes: Buffer) => {
-    const shown = bytes.subarray(0, 4096);
-    const entry: TranscriptEntry = { dir, t: Date.now() - started, length: bytes.length };
-    try {
-      entry.text = strictUtf8.decode(shown);
-    } catch {
-      entry.base64 = shown.toString("base64");
-    }
-    if (shown.length < bytes.length) entry.truncated = true;
-    transcript.push(entry);
-  };
-  return { transcript, note, record };
 }
 
 /** The outcome the client reported on its AICONTROL_OUTCOME line, when it printed a readable one. */
@@ -429,64 +307,3 @@ function reportedOutcome(stdout: string, note: (text: string) => void): CaseRun[
   }
   return reported;
 }
-
-/** The request object on the line seen, if the line is one. */
-function readRequest(seen: SeenRequest): void {
-  try {
-    // A byte order mark is judged by the request check alone: the answer still echoes the id behind it.
-    const parsed = JSON.parse(strictUtf8.decode(seen.line).replace(/^\ufeff/, "")) as unknown;
-    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed))
-      seen.request = parsed as Record<string, unknown>;
-  } catch {
-    // Not a request object: the answer echoes id null.
-  }
-}
-
-/** Writes the case's answer as it asks (whole, a byte at a time, or in pieces), then closes or resets if it asks. */
-async function writeAnswer(
-  socket: Socket,
-  answer: ReturnType<CaseSpec["answer"]>,
-  bytes: Buffer,
-  sent: ((n: number) => void) | undefined,
-  closed: () => boolean,
-  record: (dir: "send" | "recv", bytes: Buffer) => void,
-  note: (text: string) => void,
-): Promise<void> {
-  if (answer.dripMs !== undefined) {
-    for (let i = 0; i < bytes.length && !closed(); i++) {
-      write(socket, bytes.subarray(i, i + 1), record);
-      sent?.(1);
-      if (i < bytes.length - 1) await sleep(answer.dripMs);
-    }
-  } else if (answer.splitAt?.length) {
-    let from = 0;
-    for (const to of [...answer.splitAt, bytes.length]) {
-      if (to <= from || closed()) continue;
-      await drained(write(socket, bytes.subarray(from, to), record), socket);
-      sent?.(to - from);
-      from = to;
-      await sleep(5);
-    }
-  } else if (bytes.length) {
-    write(socket, bytes, record);
-    sent?.(bytes.length);
-  }
-  if (answer.after === "close") {
-    note("closed the connection (FIN)");
-    socket.end();
-  } else if (answer.after === "reset") {
-    note("reset the connection (RST)");
-    socket.resetAndDestroy();
-  }
-}
-
-function write(socket: Socket, bytes: Buffer, record: (dir: "send" | "recv", bytes: Buffer) => void): boolean {
-  if (socket.destroyed) return true;
-  record("send", bytes);
-  return socket.write(bytes);
-}
-
-const drained = (flushed: boolean, socket: Socket) =>
-  flushed || socket.destroyed ? Promise.resolve() : new Promise<void>((r) => socket.once("drain", () => r()));
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -9,6 +9,7 @@ import { checks as malformedPeer } from "./malformed-peer.js";
 import { checks as ndjson } from "./ndjson.js";
 import { checks as requestEnvelope } from "./request-envelope.js";
 import { checks as responseEnvelope } from "./response-envelope.js";
+import { checks as sessions } from "./sessions.js";
 import { checks as tcpStream } from "./tcp-stream.js";
 import { checks as utf8 } from "./utf8.js";
 
@@ -26,6 +27,7 @@ export const clientChecks: readonly ClientCheck[] = [
   ...utf8,
   ...ndjson,
   ...tcpStream,
+  ...sessions,
 ];
 
 /** Rules that bind clients but that no case of client mode can observe, with the reason. */
@@ -34,9 +36,6 @@ export const UNOBSERVED_CLIENT_DUTIES: Readonly<Record<RuleId, string>> = {
   "security.secret-input":
     "client mode gives the client no token; where it reads one from and whether it prints it " +
     "are its own tests' to prove",
-  "validation.security":
-    "what the client's own test suite proves is not observable; " +
-    "non-loopback refusal is judged under security.loopback-default",
 };
 
 export const BRIDGE_DUTY = "a bridge's duty: not judged in client mode";
