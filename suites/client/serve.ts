@@ -27,7 +27,10 @@ export interface Answer {
   bytes?: Buffer;
   /** Write in segments ending at these offsets (a reply in several TCP segments). */
   splitAt?: number[];
-  /** Write one byte at a time, this many milliseconds apart. */
+  /**
+   * Write one byte at a time, this many milliseconds apart; 0: one byte per turn of the event loop, not a
+   * timer's, so a loaded machine's coarse timers do not stretch the reply toward the client's timeout.
+   */
   dripMs?: number;
   /** After the bytes: keep the connection open, close it (FIN), or reset it (RST). */
   after: "hold" | "close" | "reset";
@@ -196,7 +199,7 @@ async function writeAnswer(
     for (let i = 0; i < bytes.length && !closed(); i++) {
       write(socket, bytes.subarray(i, i + 1), record);
       sent?.(1);
-      if (i < bytes.length - 1) await sleep(answer.dripMs);
+      if (i < bytes.length - 1) await (answer.dripMs > 0 ? sleep(answer.dripMs) : turn());
     }
   } else if (answer.splitAt?.length) {
     let from = 0;
@@ -230,3 +233,4 @@ const drained = (flushed: boolean, socket: Socket) =>
   flushed || socket.destroyed ? Promise.resolve() : new Promise<void>((r) => socket.once("drain", () => r()));
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -161,7 +161,7 @@ const queueFull: ClientCheck = {
   },
 };
 
-/** Two-, three- and four-byte characters, kept short: each byte of a drip costs a timer of this tool. */
+/** Two-, three- and four-byte characters, each cut inside by the drip. */
 const MULTIBYTE = "é€😀".repeat(2);
 
 /** The method's plain result, with one more member: the multibyte text. */
