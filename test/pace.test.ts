@@ -102,6 +102,9 @@ describe("generated cases at a game's pace", () => {
       /^(\d+) generated cases passed \((\d+) more not run: waiting on the game loop/.exec(paced.message) ?? [];
     expect(Number(ran) + Number(notRun)).toBe(100);
     expect(Number(notRun)).toBeGreaterThan(0);
+    // The typed checks draw alike but for their field: together they wait for one check's share, each for its part.
+    const fields = contract.commandFields.length;
+    expect(found.find((c) => c.id === typed.id)!.message).toContain(`took this check's ${2000 / 20 / fields} ms share`);
     // Every class of the typed field is judged, whatever the pace: as many cases as a run of one case holds.
     const classesOnly = await runSuite(undefined, { checks: [typed], runs: 1 });
     const count = (r: typeof report) =>
