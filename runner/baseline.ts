@@ -89,6 +89,15 @@ export function loadBaseline(file: string, contract: Contract, checks: readonly 
 
 const failing = (v: string) => v === "fail" || v === "error";
 
+/** Whether the baseline lists the check, or a rule of it, as known to be flaky: a grade it will read. */
+export function knownFlaky(baseline: Baseline | undefined, check: Pick<Check, "id" | "rules">): boolean {
+  return Boolean(
+    baseline?.entries.some(
+      (e) => e.list === "flaky" && (e.kind === "check" ? e.id === check.id : check.rules.includes(e.id)),
+    ),
+  );
+}
+
 /** What the baseline made of a run. */
 export interface BaselineOutcome {
   /** Failures it accepts (known failures, and known-flaky checks that failed flakily). */

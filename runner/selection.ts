@@ -47,26 +47,35 @@ export function listSelection(
 }
 
 /**
- * What --last-failed runs again: the rules that failed or could not be judged in `report`, and the rules of every
- * check that failed there. A check's failure may be judged on a rule not its own (a precise id echoed as Infinity
- * breaks wire.ndjson, not the id's echo): selected by that rule alone, the check would not run and its case would
- * be left out. `unreplayable` names each failing entry no check of this tool can run again, and why.
+ * What --last-failed runs again: the checks that failed or could not be judged in `report`, and every check of a rule
+ * that failed or could not be judged without one of them (found by preflight or the canary); a check that passed is
+ * not run again. `rules` adds to the report's failing rules the rules of every check chosen: a check's failure may be
+ * judged on a rule not its own (a precise id echoed as Infinity breaks wire.ndjson, not the id's echo). `unreplayable`
+ * names each failing entry no check of this tool can run again, and why.
  */
 export function lastFailedSelection(
   report: Report,
   checks: readonly Check[] = allChecks,
-): { rules: string[]; unreplayable: string[] } {
-  const rules = new Set(report.rules.filter((r) => r.verdict === "fail" || r.verdict === "error").map((r) => r.id));
+): { rules: string[]; checks: string[]; unreplayable: string[] } {
+  const failing = (verdict: string) => verdict === "fail" || verdict === "error";
+  const rules = new Set(report.rules.filter((r) => failing(r.verdict)).map((r) => r.id));
+  const chosen = new Set<string>();
   const unreplayable = new Set<string>();
   for (const entry of report.rules.flatMap((r) => r.checks)) {
-    if (entry.verdict !== "fail") continue;
+    if (!failing(entry.verdict)) continue;
     const check = checks.find((c) => c.id === entry.id);
-    if (check) for (const rule of check.rules) rules.add(rule);
+    if (check) {
+      chosen.add(check.id);
+      for (const rule of check.rules) rules.add(rule);
+    } else if (entry.verdict === "error") continue;
     else if (isDiagnosis(entry.id))
       unreplayable.add(
         `${entry.id}: found between checks (by preflight or the canary), not a check with a case of its own; its rule is judged again by its checks`,
       );
     else unreplayable.add(`${entry.id}: no check of that name in this version of the tool`);
   }
-  return { rules: [...rules], unreplayable: [...unreplayable] };
+  const ofRule = (id: string) => checks.filter((c) => c.rules.some((r) => id === r || id.endsWith(`.${r}`)));
+  for (const rule of report.rules.filter((r) => failing(r.verdict)))
+    if (!rule.checks.some((c) => chosen.has(c.id))) for (const check of ofRule(rule.id)) chosen.add(check.id);
+  return { rules: [...rules], checks: [...chosen], unreplayable: [...unreplayable] };
 }

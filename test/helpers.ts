@@ -5,6 +5,7 @@ import type { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { ReferenceBridge as Reference } from "../bridges/reference/bridge.js";
 import { contract } from "../protocol/contract.js";
 import type { Report, Reporter } from "../reports/types.js";
+import type { Baseline } from "../runner/baseline.js";
 import { PROFILES, type Profile, TIME_BUDGET } from "../runner/cli/options/table.js";
 import { ruleSelector } from "../runner/cli/rules.js";
 import { main } from "../runner/cli.js";
@@ -34,6 +35,8 @@ export function readReport(file: string): Report {
 }
 
 export interface SuiteRun {
+  /** Known failures (--baseline). */
+  baseline?: Baseline;
   /** Rule globs to run (default: all). */
   rules?: string[];
   token?: string;
@@ -96,6 +99,7 @@ export async function runSuite(
         selected: ruleSelector(o.rules ?? [], [], contract),
         ...(o.first ? { first: new Set(o.first) } : {}),
         recheck: o.recheck ?? 0,
+        ...(o.baseline ? { baseline: o.baseline } : {}),
         ...(o.concurrency ? { concurrency: o.concurrency } : {}),
         ...(o.cases ? { cases: o.cases, caseMode: o.caseMode ?? "replay" } : {}),
         ...(o.freshSeed !== undefined ? { freshSeed: o.freshSeed } : {}),

@@ -283,6 +283,23 @@ describe("selection habits", () => {
   });
 });
 
+describe("--last-failed's checks", () => {
+  it("runs the checks that failed, not those of their rules that passed", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "aicc-lf-checks-"));
+    const earlier = join(dir, "earlier.json");
+    expect((await cli(["--profile", "quick", "--rules", "wire.utf8", "--json", earlier])).code).toBe(0);
+    const report = JSON.parse(readFileSync(earlier, "utf8"));
+    const rule = report.rules.find((x: { id: string }) => x.id.endsWith(".wire.utf8"));
+    rule.verdict = "fail";
+    rule.checks.find((c: { id: string }) => c.id === "wire.utf8/malformed").verdict = "fail";
+    writeFileSync(earlier, JSON.stringify(report));
+    const json = join(dir, "last-failed.json");
+    expect((await cli(["--last-failed", earlier, "--profile", "quick", "--json", json])).code).toBe(0);
+    const ran = readReport(json).rules.flatMap((x) => x.checks.filter((c) => c.verdict !== "skip").map((c) => c.id));
+    expect([...new Set(ran)]).toEqual(["wire.utf8/malformed"]);
+  });
+});
+
 describe("--wait-for-endpoint", () => {
   it("keeps trying a bridge that CI starts in the background; without it, the run exits 3 at once", async () => {
     const bridge = new ReferenceBridge({ port: 0 });

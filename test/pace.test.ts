@@ -5,7 +5,8 @@ import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { contract } from "../protocol/contract.js";
 import { timeLine } from "../reports/console.js";
 import { embeddedTarget } from "../runner/targets.js";
-import { type Check, CommandLedger, pass, resultOf } from "../suites/harness/check.js";
+import { type Check, type CheckContext, CommandLedger, pass, resultOf } from "../suites/harness/check.js";
+import { LoopAllowance } from "../suites/harness/deep/pace.js";
 import { collectCompletions, latestSeq } from "../suites/harness/events.js";
 import { Harness } from "../suites/harness/harness.js";
 import { act } from "../suites/harness/lifecycle.js";
@@ -101,6 +102,9 @@ describe("generated cases at a game's pace", () => {
       /^(\d+) generated cases passed \((\d+) more not run: waiting on the game loop/.exec(paced.message) ?? [];
     expect(Number(ran) + Number(notRun)).toBe(100);
     expect(Number(notRun)).toBeGreaterThan(0);
+    // The typed checks draw alike but for their field: together they wait for one check's share, each for its part.
+    const fields = contract.commandFields.length;
+    expect(found.find((c) => c.id === typed.id)!.message).toContain(`took this check's ${2000 / 20 / fields} ms share`);
     // Every class of the typed field is judged, whatever the pace: as many cases as a run of one case holds.
     const classesOnly = await runSuite(undefined, { checks: [typed], runs: 1 });
     const count = (r: typeof report) =>
@@ -221,5 +225,25 @@ describe("the time line", () => {
     expect(line).toMatch(
       /^time: 4\.8 s: 1\.2 s restarting the bridge, 2\.5 s rechecking, 1\.1 s running the checks \(these add up to the total\); within them [\d.]+ s waiting on the bridge and 0\.8 s waiting for completions \(a completion waited for up to/,
     );
+  });
+});
+
+describe("the deep session's allowance of game-loop time", () => {
+  const at = (timeBudgetMs: number, deadlineIn: number) => {
+    const ledger = new CommandLedger();
+    for (let i = 0; i < 10; i++) ledger.step(10);
+    const ctx = { ledger, timeBudgetMs, deadline: Date.now() + deadlineIn } as unknown as CheckContext;
+    return LoopAllowance.of(ctx);
+  };
+
+  it("is capped by the profile's budget: at 10 ms a command, quick waits for no history of 512", () => {
+    const quick = at(3_000, 30_000);
+    expect(quick.affords(512, "fill-history")).toBe(false);
+    expect(quick.note()).toMatch(/fill-history ×1/);
+    expect(at(20_000, 30_000).affords(512, "fill-history")).toBe(true);
+  });
+
+  it("is a share of the time to the deadline where that is less", () => {
+    expect(at(120_000, 5_000).affords(512, "fill-history")).toBe(false);
   });
 });

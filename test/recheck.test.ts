@@ -9,7 +9,7 @@ import { renderHtml } from "../reports/html.js";
 import { renderJunit } from "../reports/junit.js";
 import { renderMarkdown } from "../reports/markdown.js";
 import type { CheckReport, Report } from "../reports/types.js";
-import { applyBaseline, loadBaseline } from "../runner/baseline.js";
+import { applyBaseline, type Baseline, loadBaseline } from "../runner/baseline.js";
 import { allChecks } from "../suites/index.js";
 import { runSuite } from "./helpers.js";
 
@@ -50,6 +50,36 @@ const finding = (report: Report): CheckReport =>
 describe("--recheck", () => {
   it("grades a deterministic failure consistent, and it stays a failure", async () => {
     const report = await runSuite((token) => lenient.create({ token }), { checks: nonJson, recheck: 3 });
+    expect(finding(report)).toMatchObject({
+      verdict: "fail",
+      reproduced: { tries: 3, failed: 3, grade: "consistent" },
+    });
+  });
+
+  it("pays for one try of a fault that comes back alike where more tries would not fit their share of the budget", async () => {
+    // A 100 ms budget leaves the tries after the first 5 ms: a fault seen again alike stays a failure, graded on one try.
+    const report = await runSuite((token) => lenient.create({ token }), {
+      checks: nonJson,
+      recheck: 3,
+      timeBudgetMs: 100,
+    });
+    expect(finding(report)).toMatchObject({
+      verdict: "fail",
+      reproduced: { tries: 1, failed: 1, grade: "consistent" },
+    });
+  });
+
+  it("tries every time a failure a baseline knows to be flaky, since the baseline reads its grade", async () => {
+    const baseline: Baseline = {
+      file: "baseline.yaml",
+      entries: [{ id: "error.parse", kind: "rule", list: "flaky", reason: "it fails now and then" }],
+    };
+    const report = await runSuite((token) => lenient.create({ token }), {
+      checks: nonJson,
+      recheck: 3,
+      timeBudgetMs: 100,
+      baseline,
+    });
     expect(finding(report)).toMatchObject({
       verdict: "fail",
       reproduced: { tries: 3, failed: 3, grade: "consistent" },
@@ -98,7 +128,8 @@ describe("--recheck", () => {
         };
         return bridge as unknown as ReferenceBridge;
       },
-      { checks: allChecks.filter((c) => c.id === dies.check), recheck: 3, timeoutMs: 300 },
+      // A budget whose share holds every try, however long each waits for the completion that never comes.
+      { checks: allChecks.filter((c) => c.id === dies.check), recheck: 3, timeoutMs: 300, timeBudgetMs: 600_000 },
     );
     const check = report.rules.flatMap((r) => r.checks).find((c) => c.id === dies.check)!;
     expect(check).toMatchObject({ verdict: "fail", reproduced: { tries: 3, failed: 3, grade: "consistent" } });

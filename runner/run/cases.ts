@@ -59,12 +59,20 @@ export async function judgeCheck(
 }
 
 /**
- * Re-sends a failing check's case `tries` times, each exactly that one case, each on a fresh
+ * Re-sends a failing check's case up to `tries` times, each exactly that one case, each on a fresh
  * bridge where this tool owns it (on fresh connections otherwise). A failure never seen again is
  * a warning; one seen some of the times is flaky and stays a failure. A try that reaches no
- * verdict counts neither way.
+ * verdict counts neither way. A fault the first try brings back identically stays a failure
+ * whatever the other tries show: they only tell consistent from flaky, and are paid for where they
+ * fit a check's share of the time budget (GRADE_SHARE), or `everyTry` (a baseline reads the grade).
  */
-export async function recheck(check: Check, finding: Finding, o: AttemptContext, tries: number): Promise<Finding> {
+export async function recheck(
+  check: Check,
+  finding: Finding,
+  o: AttemptContext,
+  tries: number,
+  everyTry = false,
+): Promise<Finding> {
   if (tries <= 0) return finding;
   const exact: Case = {
     seed: finding.seed ?? checkSeed(o.seed, check.id),
@@ -76,11 +84,14 @@ export async function recheck(check: Check, finding: Finding, o: AttemptContext,
   const started = Date.now();
   const restartsFrom = o.target.restartMs ?? 0;
   for (let i = 0; i < tries && !o.signal?.aborted; i++) {
+    const tryStarted = Date.now();
     await o.target.restart?.();
     const again = await attemptCheck(check, o, exact);
     if (again.verdict === "error" || again.verdict === "skip") continue;
     ran++;
     if (again.verdict === "fail") failed++;
+    const rest = (Date.now() - tryStarted) * (tries - i - 1);
+    if (ran === 1 && !everyTry && sameFault(finding, again) && rest > o.timeBudgetMs / GRADE_SHARE) break;
   }
   if (o.stats) {
     o.stats.recheckingMs += Date.now() - started;
@@ -89,6 +100,16 @@ export async function recheck(check: Check, finding: Finding, o: AttemptContext,
   if (ran === 0) return finding;
   return graded(finding, ran, failed);
 }
+
+/** The part of the profile's time budget that tries telling a consistent fault from a flaky one may take. */
+const GRADE_SHARE = 20;
+
+/** Whether a try failed just as the finding did: on the same rules, expecting and seeing the same. */
+const sameFault = (found: Finding, again: Finding): boolean =>
+  again.verdict === found.verdict &&
+  again.expected === found.expected &&
+  again.actual === found.actual &&
+  String(again.rules ?? []) === String(found.rules ?? []);
 
 /** Why a replay runs a case more than once. */
 const WHY_TRIES = "a fault that struck as often as the recheck saw it may strike only some runs";

@@ -3,6 +3,7 @@
 import type { CheckInfo } from "../../reports/types.js";
 import type { Check, Finding } from "../../suites/harness/check.js";
 import type { AttemptContext } from "../attempt.js";
+import { knownFlaky } from "../baseline.js";
 import { diagnose, diagnosisId, inconclusive, lostTarget, PREFLIGHT } from "../health.js";
 import { judgeCheck, recheck } from "./cases.js";
 import { beginCheck, record } from "./record.js";
@@ -44,7 +45,7 @@ export async function judgedAlone(
   await afterFailure(run, check);
   // A bridge the failure left unable to serve cannot show whether the failure repeats.
   if (finding.verdict === "fail" && !state.stop && !(state.stopped && check.needs?.length)) {
-    finding = await recheck(check, finding, ctx, run.config.recheck ?? 0);
+    finding = await recheck(check, finding, ctx, run.config.recheck ?? 0, knownFlaky(run.config.baseline, check));
     if (finding.reproduced?.failed) await afterFailure(run, check);
   }
   return finding;

@@ -10,6 +10,7 @@ import { OPTIONS, type OptionValues, PROFILES, type Profile } from "../cli/optio
 import { UsageError } from "../cli/options/value.js";
 import { corpusCases, loadCorpus } from "../corpus.js";
 import { failingCases } from "../replay.js";
+import { lastFailedSelection } from "../selection.js";
 import {
   type BridgeFactory,
   embeddedTarget,
@@ -61,8 +62,12 @@ export function chosenCases(values: Values, earlier: Report | undefined, seed: n
     cases = failingCases(earlier!, values.check);
     if (cases.size === 0) throw new UsageError("--replay: the report holds no failing case to replay");
     onlyChecks = new Set(cases.keys());
-  } else if (values.lastFailed) cases = failingCases(earlier!, undefined, ["fail"]);
-  else if (values.path) {
+  } else if (values.lastFailed) {
+    cases = failingCases(earlier!, undefined, ["fail"]);
+    // The checks that failed or could not be judged, and no check that passed (within --check where given).
+    const again = lastFailedSelection(earlier!).checks.filter((id) => onlyChecks?.has(id) ?? true);
+    if (again.length) onlyChecks = new Set(again);
+  } else if (values.path) {
     const replayPath = values.replayPath ? { replayPath: values.replayPath } : {};
     cases.set(values.check![0]!, { seed, path: values.path, ...replayPath, runs });
   } else if (values.saveFailures) cases = corpusCases(loadCorpus(values.saveFailures));

@@ -51,6 +51,7 @@ export const fieldChecks: Check[] = contract.commandFields.map(({ field, rule, k
         // The edges are accepted and followed to completion as random commands are: they stand in for some of them.
         ...classesFirst(classes, Math.max(2, Math.max(5, Math.ceil(ctx.runs / 4)) - (EDGES[kind]?.length ?? 0))),
         restartAfterFailure: true,
+        sharedBy: contract.commandFields.length,
       },
     );
   },

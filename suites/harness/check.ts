@@ -161,6 +161,11 @@ export interface PropertyOptions<T = unknown> {
    * the last), so the minimal case replays alike; against an endpoint, do not shrink.
    */
   restartAfterFailure?: boolean;
+  /**
+   * The check is one of this many that draw alike but for one field: together they wait on the game loop for one
+   * check's share of the time budget, each for its part of it (the classes run whole whatever the share).
+   */
+  sharedBy?: number;
 }
 
 /** Steps of the game loop seen before its pace sizes the wait for a completion. */

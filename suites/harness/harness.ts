@@ -320,7 +320,7 @@ export class Harness implements CheckContext {
     // profile's time budget: a bridge that completes a command per game tick gets fewer random cases, and the
     // finding says so, rather than a run many times longer. The classes always run whole.
     const classes = options.examples?.length ?? 0;
-    const waitShare = this.timeBudgetMs / WAIT_SHARE;
+    const waitShare = Math.round(this.timeBudgetMs / WAIT_SHARE / (options.sharedBy ?? 1));
     const waitedBefore = this.waitedMs;
     // Leave time to finish the case under way and report: no case starts past half of what is left (or past two
     // timeouts before the deadline, if later). This is fast-check's interruptAfterTimeLimit without its race, which

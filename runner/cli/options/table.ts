@@ -172,8 +172,8 @@ export const OPTIONS = {
     group: "Replay and CI",
     arg: "REPORT",
     description:
-      "the rules that failed (or could not be judged) in an earlier JSON report: its failing cases exactly " +
-      "first, then its seed, then fresh cases, on its target unless one is given",
+      "the checks that failed (or could not be judged) in an earlier JSON report, not those that passed: its " +
+      "failing cases exactly first, then its seed, then fresh cases, on its target unless one is given",
   },
   watch: {
     kind: "string",

@@ -19,11 +19,15 @@ export class LoopAllowance {
     readonly commands: number,
   ) {}
 
-  /** The allowance of a check: its share of the time to its deadline, in commands at the measured pace. */
+  /**
+   * The allowance of a check: its share of the time to its deadline, never more than the profile's time budget, in
+   * commands at the measured pace. A quick profile does not wait for a history of maxEvents the history checks skip.
+   */
   static of(ctx: CheckContext): LoopAllowance {
     const pace = ctx.ledger?.meanStepMs;
     const left = (ctx.deadline ?? Date.now() + ctx.timeBudgetMs) - Date.now();
-    return new LoopAllowance(pace, pace ? Math.floor((left * LOOP_SHARE) / pace) : Number.POSITIVE_INFINITY);
+    const loopMs = Math.min(left * LOOP_SHARE, ctx.timeBudgetMs);
+    return new LoopAllowance(pace, pace ? Math.floor(loopMs / pace) : Number.POSITIVE_INFINITY);
   }
 
   /** Whether `n` more commands fit; if not, the step of `kind` is counted as left out. */
