@@ -393,20 +393,27 @@ function exitWithin(child: ChildProcess, ms: number): Promise<void> {
 /** Bridges this tool is stopping: their exit is expected, not a death to report. */
 const stopping = new WeakSet<ChildProcess>();
 
-/** SIGTERM to the whole process group, SIGKILL after a grace period. */
+/**
+ * SIGTERM to the whole process group, SIGKILL after a grace period. Stopped means no member is left: the shell
+ * that ran the command may exit before the bridge it started, which on a loaded machine takes a while longer.
+ */
 async function stopProcess(child: ChildProcess, graceMs = 2000): Promise<void> {
   stopping.add(child);
-  if (!running(child)) return;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const signal = (s: NodeJS.Signals) => {
+  const group = child.pid;
+  const signal = (s: NodeJS.Signals | 0) => {
     try {
-      process.kill(-child.pid!, s);
+      process.kill(-group!, s);
+      return true;
     } catch {
-      /* already gone */
+      return false; // the group is gone
     }
   };
-  signal("SIGTERM");
-  const timer = setTimeout(() => signal("SIGKILL"), graceMs);
-  await exited;
-  clearTimeout(timer);
+  if (group === undefined || !signal("SIGTERM")) return;
+  const killAt = Date.now() + graceMs;
+  // A member that outlives even SIGKILL (one this process cannot reap) is not waited for without end.
+  const giveUpAt = killAt + graceMs;
+  while (signal(0) && Date.now() < giveUpAt) {
+    if (Date.now() >= killAt) signal("SIGKILL");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }

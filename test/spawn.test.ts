@@ -143,6 +143,16 @@ describe("a spawned bridge asked to restart", () => {
     expect(processesWith(mark)).toEqual([]);
   });
 
+  it("is stopped whole: its stop ends once the bridge is gone, not the shell that started it", async () => {
+    const mark = `AICC_SHELL_${process.pid}`;
+    // The shell stays (a command follows the bridge), and the bridge takes a moment to end on SIGTERM.
+    const bridge = `process.on("SIGTERM", () => setTimeout(() => process.exit(0), 300)); require("node:net").createServer().listen(0, "127.0.0.1", function () { console.log(JSON.stringify({ port: this.address().port })); })`;
+    const target = await spawnTarget(`${process.execPath} -e '${bridge}' ${mark}; true`, { startTimeoutMs: 10_000 });
+    expect(processesWith(mark).length).toBeGreaterThan(0);
+    await target.stop();
+    expect(processesWith(mark)).toEqual([]);
+  });
+
   it("is started again when it exited on its own, though nothing connected to it", async () => {
     const target = await spawnTarget(
       `${process.execPath} -e 'console.log(JSON.stringify({ port: 9 })); setTimeout(() => {}, 50)'`,
