@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { isIP } from "node:net";
 import { Connection, formatHostPort, sleep } from "../suites/harness/connection.js";
+import { endGroup } from "../suites/harness/group.js";
 import type { RestartOptions } from "../suites/harness/harness.js";
 
 /** The bridge under test, however it was reached. */
@@ -393,27 +394,8 @@ function exitWithin(child: ChildProcess, ms: number): Promise<void> {
 /** Bridges this tool is stopping: their exit is expected, not a death to report. */
 const stopping = new WeakSet<ChildProcess>();
 
-/**
- * SIGTERM to the whole process group, SIGKILL after a grace period. Stopped means no member is left: the shell
- * that ran the command may exit before the bridge it started, which on a loaded machine takes a while longer.
- */
+/** Stops a bridge: its whole process group, SIGKILL after a grace period, until nothing of it runs. */
 async function stopProcess(child: ChildProcess, graceMs = 2000): Promise<void> {
   stopping.add(child);
-  const group = child.pid;
-  const signal = (s: NodeJS.Signals | 0) => {
-    try {
-      process.kill(-group!, s);
-      return true;
-    } catch {
-      return false; // the group is gone
-    }
-  };
-  if (group === undefined || !signal("SIGTERM")) return;
-  const killAt = Date.now() + graceMs;
-  // A member that outlives even SIGKILL (one this process cannot reap) is not waited for without end.
-  const giveUpAt = killAt + graceMs;
-  while (signal(0) && Date.now() < giveUpAt) {
-    if (Date.now() >= killAt) signal("SIGKILL");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await endGroup(child.pid, graceMs);
 }

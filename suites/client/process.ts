@@ -2,7 +2,8 @@
 // deadline passes (then the whole group is stopped), its output kept. The deadline follows the
 // machine: it counts from the client's request where one came (a client slow to start on a busy
 // machine has not yet begun to wait), and it is lengthened by the moments this process stood still.
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
+import { endGroup } from "../harness/group.js";
 import { afterPendingIo, machine } from "../harness/machine.js";
 
 const KEEP = 64 * 1024;
@@ -71,7 +72,7 @@ export async function runClientProcess(o: ClientProcessOptions, started = Date.n
   });
   // Listened for from the start: the pipes may close in the same turn as the exit.
   const pipesClosed = new Promise<void>((resolve) => child.once("close", () => resolve()));
-  const onAbort = () => void stopGroup(child, exited);
+  const onAbort = () => void endGroup(child.pid, 500);
   o.signal?.addEventListener("abort", onAbort, { once: true });
   const due = () =>
     Math.min(started + o.budgetMs * (1 + MOST_STRETCH), (o.requestAt() ?? started) + o.budgetMs) +
@@ -98,12 +99,12 @@ export async function runClientProcess(o: ClientProcessOptions, started = Date.n
   // A client that ended on its own ended when it did, not when this process, standing still, saw it.
   let exitAt = exitSeenAt - exitLagMs;
   if (killed) {
-    await stopGroup(child, exited);
+    await endGroup(child.pid, 500);
     await exited;
     exitAt = Date.now();
   } else {
     // Whatever the client left behind in its process group goes too.
-    killGroup(child, "SIGKILL");
+    await endGroup(child.pid, 0);
   }
   o.signal?.removeEventListener("abort", onAbort);
   // Let the pipes drain: the outcome line may still be on its way.
@@ -124,20 +125,3 @@ export async function runClientProcess(o: ClientProcessOptions, started = Date.n
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // The group is gone already.
-  }
-}
-
-/** SIGTERM to the client's whole process group, then SIGKILL if it has not exited half a second later. */
-async function stopGroup(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
-  killGroup(child, "SIGTERM");
-  const gone = await Promise.race([exited.then(() => true), sleep(500).then(() => false)]);
-  killGroup(child, "SIGKILL");
-  if (!gone) await exited;
-}
