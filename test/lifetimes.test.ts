@@ -1,6 +1,8 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { mutants } from "../bridges/mutants/index.js";
 import { ReferenceBridge } from "../bridges/reference/bridge.js";
+import { type Step, sessionStep } from "../generators/sessionStep.js";
 import type { Report } from "../reports/types.js";
 import { BURST_KIB, CELLS, ENDINGS, sizeName } from "../suites/harness/cells.js";
 import { allChecks } from "../suites/index.js";
@@ -57,6 +59,14 @@ describe("resource lifetimes and volumes", () => {
       const reached = report.stateCoverage!.cells.filter((c) => c.reached).map((c) => c.id);
       expect(reached).toEqual(expect.arrayContaining(CELLS_HERE));
     }
+  });
+
+  it("are drawn by generated sequences too, the 1 MiB write left to the seed sequence", () => {
+    const steps = fc.sample(sessionStep({ aim: ["conn", "read", "id"] }), { numRuns: 2000, seed: 7 }) as Step[];
+    for (const kind of ["endings", "burst", "same-id"]) expect(steps.some((s) => s.kind === kind)).toBe(true);
+    const kibs = steps.flatMap((s) => (s.kind === "burst" ? s.kibs : []));
+    expect(Math.max(...kibs)).toBe(64);
+    for (const s of steps) if (s.kind === "same-id") expect(new Set(s.methods).size).toBeGreaterThan(1);
   });
 
   describe.each(FOUND)("%s", (name, message, step) => {
