@@ -22,9 +22,12 @@ export type Step =
   | { kind: "churn"; count: number }
   | { kind: "half-close"; slot: Slot }
   | { kind: "partial-close"; slot: Slot; text: string }
+  | { kind: "endings"; count: number }
   | { kind: "ping"; slot: Slot; ids: unknown[]; repeat: boolean }
   | { kind: "long-line"; slot: Slot; kibs: number[]; char: string }
   | { kind: "split-char"; slot: Slot; char: string }
+  | { kind: "burst"; slot: Slot; kibs: number[] }
+  | { kind: "same-id"; slot: Slot; id: unknown; methods: string[]; across: boolean }
   | { kind: "race-acts"; count: number }
   | { kind: "race-observe" }
   | { kind: "race-status" };
@@ -48,9 +51,12 @@ export const STEP_FAMILY: Record<StepKind, string> = {
   churn: "conn",
   "half-close": "conn",
   "partial-close": "conn",
+  endings: "conn",
   ping: "id",
+  "same-id": "id",
   "long-line": "read",
   "split-char": "read",
+  burst: "read",
   "race-acts": "race",
   "race-observe": "race",
   "race-status": "race",
@@ -77,8 +83,10 @@ export interface SessionStepConstraints {
   churn?: number;
   /** Wrong tokens in a row an auth step may send. Default: 1 to 4. */
   maxFailures?: number;
-  /** Read boundaries (KiB) a long line crosses. Default: 4, 8, 16, 64. */
+  /** Read boundaries (KiB) a long line crosses, and that lines written together cross in total. Default: 4, 8, 16, 64. */
   boundaries?: readonly number[];
+  /** Connections an endings step ends in turn, each way. Default: 64. */
+  endings?: number;
 }
 
 /** Request ids of each JSON type alike: string, integer, fraction, null, boolean, object, array. */
@@ -98,7 +106,10 @@ const jsonId: fc.Arbitrary<unknown> = fc.oneof(
  * Steps that cost dozens of round trips or hundreds of the game loop's turns (a history of maxEvents, 48
  * connections): drawn a quarter as often as the others, and aiming at them only doubles that.
  */
-export const COSTLY: ReadonlySet<StepKind> = new Set(["fill-history", "churn"]);
+export const COSTLY: ReadonlySet<StepKind> = new Set(["fill-history", "churn", "endings"]);
+
+/** Methods without side effects a request id can be repeated across. */
+export const SAME_ID_METHODS = ["ping", "status", "observe", "events"] as const;
 
 /** How often a step that is not costly is drawn: a fill of the queue or a drain watched costs a queue's worth of turns. */
 const baseWeight = (k: StepKind): number => (k === "fill-queue" || k === "race-status" ? 2 : 4);
@@ -108,8 +119,8 @@ export const SPLIT_CHARS = ["\u00e9", "\u20ac", "\u{1d11e}"] as const;
 /**
  * Steps of a deep session over one or two connections: acts of every kind (extreme fields,
  * chains of appends), queue and history fills, cursors at the window's edges, auth failures,
- * reconnects, half-closes, unusual ids, lines across read boundaries, and (with two connections)
- * races. Weighted toward the aimed families, so a run can be steered to cells not yet reached.
+ * reconnects, half-closes, connections ended every way, unusual ids and one id across methods,
+ * lines across read boundaries or many in one write, and (with two connections) races. Weighted toward the aimed families, so a run can be steered to cells not yet reached.
  */
 export function sessionStep(constraints: SessionStepConstraints = {}): fc.Arbitrary<Step> {
   const {
@@ -121,6 +132,7 @@ export function sessionStep(constraints: SessionStepConstraints = {}): fc.Arbitr
     churn = 48,
     maxFailures = 4,
     boundaries = [4, 8, 16, 64],
+    endings = 64,
   } = constraints;
   const slot: fc.Arbitrary<Slot> = twoConnections ? fc.constantFrom<Slot>(0, 1) : fc.constant<Slot>(0);
   const known = [...types, "conformance.deep"];
@@ -159,6 +171,18 @@ export function sessionStep(constraints: SessionStepConstraints = {}): fc.Arbitr
     "partial-close": fc
       .record({ slot, text: fc.constantFrom('{"jsonrpc":"2.0","id":1,"meth', "{", '{"jsonrpc":"2.0","id":"\u00e9') })
       .map((s) => ({ kind: "partial-close" as const, ...s })),
+    endings: fc.constant({ kind: "endings" as const, count: endings }),
+    "same-id": fc
+      .record({
+        slot,
+        id: jsonId,
+        methods: fc.shuffledSubarray([...SAME_ID_METHODS], { minLength: 2 }),
+        across: fc.boolean(),
+      })
+      .map((s) => ({ kind: "same-id" as const, ...s })),
+    burst: fc
+      .record({ slot, kibs: fc.subarray([...boundaries], { minLength: 1 }) })
+      .map((s) => ({ kind: "burst" as const, ...s })),
     ping: fc
       .record({ slot, ids: fc.array(jsonId, { minLength: 1, maxLength: 3 }), repeat: fc.boolean() })
       .map((s) => ({ kind: "ping" as const, ...s })),

@@ -14,6 +14,7 @@ import { mutants as events } from "./events.js";
 import { framing, streams } from "./framing.js";
 import { mutants as health } from "./health.js";
 import { completions, silentOnIllTyped } from "./illTyped.js";
+import { mutants as lifetimes } from "./lifetimes.js";
 import { alsoBreaking, FILLABLE, type Mutant, mutant } from "./mutant.js";
 import { mutants as oracles } from "./oracles.js";
 import { mutants as replies } from "./replies.js";
@@ -317,4 +318,5 @@ export const mutants: Mutant[] = [
   ...replies,
   ...health,
   ...deep,
+  ...lifetimes,
 ];

@@ -23,6 +23,19 @@ export const READ_BOUNDARIES_KIB = [4, 8, 16, 64] as const;
 /** Connections opened in a row that count as "a few dozen": where a per-connection leak shows. */
 export const CHURN_CONNECTIONS = 48;
 
+/** How a client can end a connection: after a full exchange, mid-line, before reading the reply, by a reset. */
+export const ENDINGS = ["after-line", "mid-line", "mid-reply", "by-reset"] as const;
+export type Ending = (typeof ENDINGS)[number];
+
+/** Connections ended in a row, each way in turn: what each ending leaves behind adds up past a few dozen. */
+export const ENDED_CONNECTIONS = 64;
+
+/** Total sizes (KiB) of the complete lines written in one write: read buffers again, and the 1 MiB line limit. */
+export const BURST_KIB = [...READ_BOUNDARIES_KIB, 1024] as const;
+
+/** A size in KiB as cell names write it: 64k, 1m. */
+export const sizeName = (kib: number): string => (kib >= 1024 ? `${kib / 1024}m` : `${kib}k`);
+
 /** Failed auth attempts in a row after which a lockout would show. */
 export const AUTH_FAILURES = 3;
 
@@ -53,7 +66,18 @@ export const CELLS: readonly Cell[] = [
   cell("conn", "churn", `${CHURN_CONNECTIONS} connections opened and closed in a row, then served`),
   cell("conn", "half-closed", "a request followed by the peer's FIN (half-close)"),
   cell("conn", "partial-line-at-close", "a connection closed with an unterminated line, then a new one served"),
+  cell("conn", "ended-after-line", "a connection closed after a full exchange, then a new one served"),
+  cell("conn", "ended-mid-line", "a connection closed halfway through a request line, then a new one served"),
+  cell("conn", "ended-mid-reply", "a connection closed before its reply was read, then a new one served"),
+  cell("conn", "ended-by-reset", "a connection ended by a reset (RST), then a new one served"),
+  cell(
+    "conn",
+    "ended-many",
+    `${ENDED_CONNECTIONS} connections ended each way in turn, then a new one served with the same limits`,
+  ),
   cell("id", "repeated", "a request with the same id as the one before it on the connection"),
+  cell("id", "across-methods", "one id on requests of different methods in a row on one connection"),
+  cell("id", "across-connections", "an id used on a closed connection, again on a new one for another method"),
   cell("id", "string", "a string id"),
   cell("id", "integer", "an integer id"),
   cell("id", "fraction", "a number id with a fraction or exponent"),
@@ -70,6 +94,9 @@ export const CELLS: readonly Cell[] = [
   cell("read", "split-character", "a multibyte character split across two TCP segments"),
   ...READ_BOUNDARIES_KIB.map((k) =>
     cell("read", `line-${k}k`, `a line over ${k} KiB, a multibyte character across its ${k} KiB boundary`),
+  ),
+  ...BURST_KIB.map((k) =>
+    cell("read", `burst-${sizeName(k)}`, `complete lines over ${k} KiB in total in one write, each answered in order`),
   ),
   cell("race", "acts", "acts on two connections at once"),
   cell("race", "observe-completion", "observe on one connection while a command completes"),

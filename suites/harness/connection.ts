@@ -14,6 +14,7 @@ export const NOTE = {
   peerFin: "peer closed its side (FIN)",
   closed: "connection closed",
   halfClosed: "half-closed: no more bytes from us (FIN sent)",
+  reset: "reset by us (RST)",
   /** Followed by the error's code. */
   socketError: "socket error ",
   /** Followed by the limit and the length. */
@@ -345,6 +346,14 @@ export class Connection {
     clearTimeout(this.timer);
     if (!this.socket.destroyed) this.socket.destroy();
     this.waiter?.(); // a read still waiting ends with the connection
+  }
+
+  /** Ends the connection with a reset (RST), not a FIN: what a peer that crashed or gave up leaves behind. */
+  reset(): void {
+    clearTimeout(this.timer);
+    this.note(NOTE.reset);
+    if (!this.socket.destroyed) this.socket.resetAndDestroy();
+    this.waiter?.();
   }
 
   /** Takes bytes off the wire; `chunk` is the shared read buffer, so whatever is kept is copied. */

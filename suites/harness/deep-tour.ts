@@ -2,8 +2,8 @@
 // sequence per family of state cells, run before the generated ones, so every family is walked
 // once in every run that can afford it, and a fault there is found at once.
 
-import type { Step } from "../../generators/sessionStep.js";
-import { CHURN_CONNECTIONS, READ_BOUNDARIES_KIB } from "./cells.js";
+import { SAME_ID_METHODS, type Step } from "../../generators/sessionStep.js";
+import { BURST_KIB, CHURN_CONNECTIONS, ENDED_CONNECTIONS, READ_BOUNDARIES_KIB } from "./cells.js";
 
 /** The seed sequences; `types` are the advertised command types, `two` whether races can run. */
 export function tour(types: readonly string[], two: boolean): Step[][] {
@@ -42,14 +42,18 @@ export function tour(types: readonly string[], two: boolean): Step[][] {
     [
       { kind: "ping", slot: 0, ids: ["s", 7, 1.5, null], repeat: false },
       { kind: "ping", slot: 0, ids: [true, { a: 1 }, [1]], repeat: true },
+      { kind: "same-id", slot: 0, id: "same", methods: [...SAME_ID_METHODS], across: true },
     ],
     [
       { kind: "long-line", slot: 0, kibs: [...READ_BOUNDARIES_KIB], char: "\u00e9" },
       { kind: "split-char", slot: 0, char: "\u{1d11e}" },
       { kind: "half-close", slot: 0 },
       { kind: "partial-close", slot: 0, text: '{"jsonrpc":"2.0","id":"\u00e9' },
+      // Each size once: the 1 MiB write is the costliest single step of the tour.
+      { kind: "burst", slot: 0, kibs: [...BURST_KIB] },
     ],
     [{ kind: "churn", count: CHURN_CONNECTIONS }],
+    [{ kind: "endings", count: ENDED_CONNECTIONS }],
   ];
   if (two)
     sequences.push([

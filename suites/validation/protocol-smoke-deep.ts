@@ -88,6 +88,7 @@ export const deepStates: Check = {
     "integration.bounded-state",
     "wire.sequential-connection",
     "wire.ndjson",
+    "wire.response-envelope",
     "wire.utf8",
   ],
   needs: ["completions"],
@@ -99,8 +100,9 @@ export const deepStates: Check = {
     "started bridge where this tool owns it, over one connection (two where " +
     "the bridge serves them at once): acts with extreme fields and chains of appends, the queue filled to rejection " +
     "and freed, the history filled to exactly maxEvents and past it, cursors at the window's edges, runs of wrong " +
-    "tokens, dozens of reconnects, half-closes and lines left unfinished at close, repeated ids of every JSON type, " +
-    "multibyte characters across 4 to 64 KiB read boundaries, and racing acts, observes and status reads; each " +
+    "tokens, dozens of reconnects, half-closes and lines left unfinished at close, 64 connections ended each way in " +
+    "turn, repeated ids of every JSON type and one id across methods and connections, multibyte characters across " +
+    "4 to 64 KiB read boundaries, complete lines over 4 KiB to 1 MiB in one write, and racing acts, observes and status reads; each " +
     "reply judged against the contract and the model, and every accepted command followed to its completion.",
   note: "a session of any history behaves as the contract says; the state cells it reached are reported",
   async run(ctx) {
