@@ -44,8 +44,11 @@ function pinned(report: Report) {
     seed,
     path,
     rules: report.rules.filter((r) => r.verdict !== "skip").map((r) => `${r.id}: ${r.verdict}`),
-    // The queue's occupancy is read as the game loop happens to stand: which of its cells a failing case saw varies.
-    reached: report.stateCoverage?.cells.filter((c) => c.reached && !c.id.startsWith("queue.")).map((c) => c.id),
+    // Occupancy is read as the game loop happens to stand: which queue cells a case saw varies, and which history
+    // cells a failing case saw before its failure (whether a completion was recorded by then).
+    reached: report.stateCoverage?.cells
+      .filter((c) => c.reached && !c.id.startsWith("queue.") && !(verdict === "fail" && c.id.startsWith("history.")))
+      .map((c) => c.id),
   };
 }
 
