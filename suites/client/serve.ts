@@ -28,8 +28,9 @@ export interface Answer {
   /** Write in segments ending at these offsets (a reply in several TCP segments). */
   splitAt?: number[];
   /**
-   * Write one byte at a time, this many milliseconds apart; 0: one byte per turn of the event loop, not a
-   * timer's, so a loaded machine's coarse timers do not stretch the reply toward the client's timeout.
+   * Write one byte at a time, this many milliseconds apart. 0: one byte per turn of the event loop, and a
+   * timer's pause only inside a multibyte character, so that every character is read in pieces while a loaded
+   * machine's coarse timers do not stretch the whole reply toward the client's timeout.
    */
   dripMs?: number;
   /** After the bytes: keep the connection open, close it (FIN), or reset it (RST). */
@@ -199,7 +200,9 @@ async function writeAnswer(
     for (let i = 0; i < bytes.length && !closed(); i++) {
       write(socket, bytes.subarray(i, i + 1), record);
       sent?.(1);
-      if (i < bytes.length - 1) await (answer.dripMs > 0 ? sleep(answer.dripMs) : turn());
+      if (i === bytes.length - 1) break;
+      const insideCharacter = (bytes[i + 1]! & 0xc0) === 0x80;
+      await (answer.dripMs > 0 || insideCharacter ? sleep(answer.dripMs) : turn());
     }
   } else if (answer.splitAt?.length) {
     let from = 0;

@@ -161,7 +161,7 @@ const queueFull: ClientCheck = {
   },
 };
 
-/** Two-, three- and four-byte characters, each cut inside by the drip. */
+/** Two-, three- and four-byte characters: the drip pauses inside each, so a client reads every one in pieces. */
 const MULTIBYTE = "é€😀".repeat(2);
 
 /** The method's plain result, with one more member: the multibyte text. */
