@@ -44,6 +44,14 @@ function sometimesLenient(when: (line: number, start: number) => boolean) {
   };
 }
 
+/** `bridge`, each of its replies sent `ms` later (in order: the delays are equal). */
+function slowReplies(bridge: ReferenceBridge, ms: number): ReferenceBridge {
+  const open = bridge as unknown as { send: (...args: unknown[]) => void };
+  const send = open.send.bind(bridge);
+  open.send = (...args) => void setTimeout(() => send(...args), ms);
+  return bridge;
+}
+
 const finding = (report: Report): CheckReport =>
   report.rules.flatMap((r) => r.checks).find((c) => c.id === "error.parse/non-json")!;
 
@@ -57,8 +65,9 @@ describe("--recheck", () => {
   });
 
   it("pays for one try of a fault that comes back alike where more tries would not fit their share of the budget", async () => {
-    // A 100 ms budget leaves the tries after the first 5 ms: a fault seen again alike stays a failure, graded on one try.
-    const report = await runSuite((token) => lenient.create({ token }), {
+    // A 100 ms budget leaves the tries after the first 5 ms, and each try waits at least 10 ms for a reply (a try
+    // that cost nothing would be paid for): a fault seen again alike stays a failure, graded on one try.
+    const report = await runSuite((token) => slowReplies(lenient.create({ token }), 10), {
       checks: nonJson,
       recheck: 3,
       timeBudgetMs: 100,
