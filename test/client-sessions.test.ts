@@ -5,9 +5,8 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { contract } from "../protocol/contract.js";
-import type { Report } from "../reports/types.js";
-import { runClientMode } from "../runner/client.js";
 import { checks as sessions } from "../suites/client/sessions.js";
+import { runClientSuite } from "./helpers.js";
 
 const REFERENCE = "node dist/bridges/clients/reference.js --host {host} --port {port} --timeout {timeout}";
 const fonlineClient = process.env.FONLINE_DIR ? join(process.env.FONLINE_DIR, "BuildTools/ai_control_client.py") : "";
@@ -18,20 +17,7 @@ const missing = !fonlineClient
     : `no BuildTools/ai_control_client.py under ${process.env.FONLINE_DIR}`;
 
 async function verdicts(command: string): Promise<Record<string, [string, string]>> {
-  const report: Report = await runClientMode({
-    contract,
-    command,
-    clientTimeoutMs: 1000,
-    seed: 7,
-    runs: 5,
-    strict: false,
-    selected: () => true,
-    env: { PATH: process.env.PATH },
-    reporters: [],
-    log: () => {},
-    recheck: 1,
-    onlyChecks: new Set(sessions.map((c) => c.id)),
-  });
+  const report = await runClientSuite(command, { recheck: 1, onlyChecks: new Set(sessions.map((c) => c.id)) });
   const checks = report.rules.flatMap((r) => r.checks);
   return Object.fromEntries(
     sessions.map((s) => {

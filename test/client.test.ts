@@ -6,10 +6,10 @@ import { describe, expect, it } from "vitest";
 import { clientMutants } from "../bridges/clients/mutants.js";
 import { contract } from "../protocol/contract.js";
 import type { Report } from "../reports/types.js";
-import { clientUnstarted, runClientMode } from "../runner/client.js";
+import { clientUnstarted } from "../runner/client.js";
 import { BRIDGE_DUTY, clientChecks } from "../suites/client/index.js";
 import { NEEDS_OUTCOME } from "../suites/client/judge.js";
-import { cli, problems, readReport, verdictOf } from "./helpers.js";
+import { cli, problems, readReport, runClientSuite, verdictOf } from "./helpers.js";
 
 // The compiled reference client (the global setup builds it), started once per case.
 // It authorizes every connection with the token in the contract's token variable, where set, and reconnects once.
@@ -20,17 +20,8 @@ const PYTHON_CLIENT = "python3 bench/client.py --host {host} --port {port} --tim
 const hasPython = spawnSync("python3", ["--version"]).status === 0;
 
 async function runClient(command: string, checks?: string[], runs = 100): Promise<Report> {
-  return runClientMode({
-    contract,
-    command,
-    clientTimeoutMs: 1000,
-    seed: 7,
+  return runClientSuite(command, {
     runs,
-    strict: false,
-    selected: () => true,
-    env: { PATH: process.env.PATH },
-    reporters: [],
-    log: () => {},
     // One quieter try of a failure: each try of a client that never ends costs its whole deadline.
     recheck: 1,
     ...(checks ? { onlyChecks: new Set(checks) } : {}),
@@ -155,19 +146,7 @@ describe("client mode against the reference client", () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 1500);
     const started = Date.now();
-    const report = await runClientMode({
-      contract,
-      command: `${CLIENT} ping`,
-      clientTimeoutMs: 1000,
-      seed: 7,
-      runs: 100,
-      strict: false,
-      selected: () => true,
-      env: { PATH: process.env.PATH },
-      reporters: [],
-      log: () => {},
-      signal: controller.signal,
-    });
+    const report = await runClientSuite(`${CLIENT} ping`, { runs: 100, signal: controller.signal });
     expect(Date.now() - started).toBeLessThan(6000);
     const checks = report.rules.flatMap((r) => r.checks);
     expect(checks.filter((c) => c.verdict === "fail" || c.verdict === "error")).toEqual([]);

@@ -9,6 +9,7 @@ import type { Baseline } from "../runner/baseline.js";
 import { PROFILES, type Profile, TIME_BUDGET } from "../runner/cli/options/table.js";
 import { ruleSelector } from "../runner/cli/rules.js";
 import { main } from "../runner/cli.js";
+import { type ClientRunOptions, runClientMode } from "../runner/client.js";
 import { type RunOptions, run } from "../runner/run.js";
 import { embeddedTarget } from "../runner/targets.js";
 import type { Check } from "../suites/harness/check.js";
@@ -167,4 +168,21 @@ export async function until(done: () => boolean, explain: () => string, ms = 10_
     if (Date.now() > giveUp) throw new Error(explain());
     await new Promise((r) => setTimeout(r, 5));
   }
+}
+
+/** A client-mode run as the tests make it: every rule, a 1 s client timeout, seed 7, quiet; `o` overrides. */
+export function runClientSuite(command: string, o: Partial<ClientRunOptions> = {}): Promise<Report> {
+  return runClientMode({
+    contract,
+    command,
+    clientTimeoutMs: 1000,
+    seed: 7,
+    runs: 5,
+    strict: false,
+    selected: () => true,
+    env: { PATH: process.env.PATH },
+    reporters: [],
+    log: () => {},
+    ...o,
+  });
 }

@@ -14,10 +14,8 @@ import {
   type Session,
 } from "../bridges/reference/bridge.js";
 import { contract } from "../protocol/contract.js";
-import type { Report } from "../reports/types.js";
-import { runClientMode } from "../runner/client.js";
 import { allChecks } from "../suites/index.js";
-import { runSuite } from "./helpers.js";
+import { runClientSuite, runSuite } from "./helpers.js";
 
 const FAST: BridgeOptions = { maxEvents: 40, maxQueuedCommands: 16, drainIntervalMs: 2 };
 const mutant = (name: string) => {
@@ -88,19 +86,7 @@ class ClosesOnMalformedUtf8 extends ReferenceBridge {
 
 const CLIENT = "node dist/bridges/clients/reference.js --host {host} --port {port} --timeout {timeout}";
 async function clientVerdict(command: string, check: string): Promise<string | undefined> {
-  const report: Report = await runClientMode({
-    contract,
-    command,
-    clientTimeoutMs: 1000,
-    seed: 7,
-    runs: 5,
-    strict: false,
-    selected: () => true,
-    env: { PATH: process.env.PATH },
-    reporters: [],
-    log: () => {},
-    onlyChecks: new Set([check]),
-  });
+  const report = await runClientSuite(command, { onlyChecks: new Set([check]) });
   return report.rules.flatMap((r) => r.checks).find((c) => c.id === check)?.verdict;
 }
 

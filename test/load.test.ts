@@ -5,13 +5,12 @@ import { mutants } from "../bridges/mutants/index.js";
 import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { contract } from "../protocol/contract.js";
 import type { Report } from "../reports/types.js";
-import { runClientMode } from "../runner/client.js";
 import { clientChecks } from "../suites/client/index.js";
 import { runClientProcess } from "../suites/client/process.js";
 import { Connection } from "../suites/harness/connection.js";
 import { machine } from "../suites/harness/machine.js";
 import { allChecks } from "../suites/index.js";
-import { problems, runSuite, verdictOf } from "./helpers.js";
+import { problems, runClientSuite, runSuite, verdictOf } from "./helpers.js";
 
 // Verdicts on a busy machine: while this file keeps two busy processes running, a conformant bridge and a
 // conformant client pass, and timing faults (a bridge that never answers one method, a client that never gives
@@ -38,20 +37,7 @@ afterAll(async () => {
 });
 
 const clientRun = (command: string, checks: string[]): Promise<Report> =>
-  runClientMode({
-    contract,
-    command,
-    clientTimeoutMs: 1000,
-    seed: 5,
-    runs: 20,
-    strict: false,
-    selected: () => true,
-    env: { PATH: process.env.PATH },
-    reporters: [],
-    log: () => {},
-    recheck: 1,
-    onlyChecks: new Set(checks),
-  });
+  runClientSuite(command, { seed: 5, runs: 20, recheck: 1, onlyChecks: new Set(checks) });
 
 const checkOf = (report: Report, id: string) => report.rules.flatMap((r) => r.checks).find((c) => c.id === id);
 
