@@ -13,6 +13,8 @@ import { act, judgeCompletion } from "./lifecycle.js";
 /** What a run learnt of plain forms: the types seen completing, and the code a plain bad command got. */
 interface Known {
   completes: Set<string>;
+  /** The rules a plain form broke so far, each the root cause a check found. */
+  broken: Set<string>;
   badCode?: number | undefined;
   badAsked?: boolean;
 }
@@ -22,16 +24,15 @@ const known = new WeakMap<object, Known>();
 const knownOf = (ctx: CheckContext): Known => {
   const key = ctx.ledger ?? ctx;
   let k = known.get(key);
-  if (!k) known.set(key, (k = { completes: new Set() }));
+  if (!k) known.set(key, (k = { completes: new Set(), broken: new Set() }));
   return k;
 };
 
 /** The finding's rule, named as the root cause: the check's own rules were not judged. */
-const rooted = (rule: RuleId, plain: Record<string, unknown>, finding: Finding): Finding => ({
-  ...finding,
-  rules: [rule],
-  rootCause: { rule, plain },
-});
+const rooted = (ctx: CheckContext, rule: RuleId, plain: Record<string, unknown>, finding: Finding): Finding => {
+  knownOf(ctx).broken.add(rule);
+  return { ...finding, rules: [rule], rootCause: { rule, plain } };
+};
 
 /** Takes note that a command of this type completed: a plain one of it need not be tried. */
 export const completed = (ctx: CheckContext, type: string): void => void knownOf(ctx).completes.add(type);
@@ -53,6 +54,7 @@ export async function plainCompletes(ctx: CheckContext, conn: Connection, type: 
   if (reply.kind !== "response" || reply.response.error) return undefined;
   if (r?.accepted !== true || !Number.isSafeInteger(seq))
     return rooted(
+      ctx,
       "method.act",
       plain,
       judgedBy(
@@ -71,7 +73,7 @@ export async function plainCompletes(ctx: CheckContext, conn: Connection, type: 
     k.completes.add(type);
     return undefined;
   }
-  return rooted(rule, plain, judgedBy({ kind: "completes", acts: ["plain"], after: "cursor" }, broken));
+  return rooted(ctx, rule, plain, judgedBy({ kind: "completes", acts: ["plain"], after: "cursor" }, broken));
 }
 
 /** The plain bad command: act without a type, which every bridge rejects as invalid params. */
@@ -100,6 +102,7 @@ export async function plainRejection(
   if (k.badCode !== code) return undefined;
   const rule = "error.invalid-params";
   return rooted(
+    ctx,
     rule,
     PLAIN_BAD,
     // A reproducer judges the plain bad command where this case sent it, else the command itself.
@@ -113,4 +116,27 @@ export async function plainRejection(
       ),
     ),
   );
+}
+
+/**
+ * A failure on an accepted command that never completed (Finding.unfinished), asked of the plain command of its
+ * type: where that does not complete either, the plain form is the cause. The first check to meet it fails the rule
+ * the plain form broke; a check that meets it after another check found it could not judge its own input, and says
+ * so (unjudged, naming the root cause), so the one fault is failed once, on its rule.
+ */
+export async function blamePlainForm(ctx: CheckContext, finding: Finding): Promise<Finding> {
+  const type = finding.unfinished?.type;
+  if (finding.verdict !== "fail" || typeof type !== "string") return finding;
+  const foundBefore = new Set(knownOf(ctx).broken);
+  const cause = await plainCompletes(ctx, await ctx.session(), type);
+  if (!cause?.rootCause) return finding;
+  if (!foundBefore.has(cause.rootCause.rule)) return cause;
+  const { rule, plain } = cause.rootCause;
+  return {
+    verdict: "error",
+    message: `inconclusive: the plain command ${JSON.stringify(plain)} does not complete either (${rule}, the root cause another check found)`,
+    reasonKind: "inconclusive",
+    unjudged: { cause: "stopped" },
+    rootCause: cause.rootCause,
+  };
 }
