@@ -80,9 +80,15 @@ async function authorizedCall(
     );
     return undefined;
   }
-  check(!unauthorized, "method.auth", `${method} on an authorized connection got ${code}.`, "served", reply, {
-    kind: "result",
-  });
+  // Authorization lost on a connection that was granted it, by calls that do not touch it: only a session shows it.
+  check(
+    !unauthorized,
+    "validation.protocol-smoke",
+    `${method} on an authorized connection got ${code}.`,
+    "served",
+    reply,
+    { kind: "result" },
+  );
   return resultOf(reply) ?? {};
 }
 
@@ -328,10 +334,10 @@ export const statefulSession: Check = {
         try {
           await fc.asyncModelRun(() => ({ model, real }), cmds);
         } catch (err) {
-          // A session that goes wrong fails the smoke rule as well as the rule it broke.
+          // A session that goes wrong fails the rule it broke, once; the smoke rule where the fault is the session's.
           if (err instanceof Fault && err.kind === "violation") {
-            const { rule, expected = "", actual = "", oracle } = err.detail;
-            const failed = fail(err.message, expected, actual, ["validation.protocol-smoke", ...(rule ? [rule] : [])]);
+            const { rule = "validation.protocol-smoke", expected = "", actual = "", oracle } = err.detail;
+            const failed = fail(err.message, expected, actual, [rule]);
             return oracle ? judgedBy(oracle, failed) : failed;
           }
           throw err;
