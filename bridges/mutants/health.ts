@@ -20,6 +20,7 @@ export const mutants: Mutant[] = [
     "reads the events cursor as an index into what it retains, so once the history evicts, pages start in the wrong place",
     class extends ReferenceBridge {
       protected override events(params: JsonObject, id: Json = null, idText?: string): Json {
+        super.events(params, id, idText); // ill-typed params are still rejected: only reading the cursor is bent
         const page = super.events({ ...params, afterSeq: 0, limit: 500 }, id, idText) as {
           latestSeq: number;
           events: unknown[];
