@@ -6,21 +6,82 @@ import type { Check } from "../suites/harness/check.js";
 import { allChecks } from "../suites/index.js";
 import { runSuite } from "./helpers.js";
 
-// One fault, one rule: a mutant's run at the quick profile fails the rule it names and the rules its fault really
-// breaks (Mutant.alsoBreaks), and no other.
+// One fault, one rule: a mutant's run at the quick profile fails exactly the rule it names, the rules its fault
+// really breaks (Mutant.alsoBreaks), and the rules KNOWN_MISBLAMES still lists for it: an open defect of attribution,
+// where a check blames its own rule for a fault another rule owns. A fix and a regression both turn a test red until
+// the ledger says so.
 //
-// A whole run per mutant costs seconds, so by default a mutant runs with the checks its fault can meet:
+// Every mutant runs, each with the checks its fault can meet (a whole run per mutant costs seconds):
 // - the checks of the rules it breaks (breaks, alsoBreaks, and the rules of its own check);
 // - where it breaks a rule a plain form rests on (a command accepted, completed and read back in events, a plain bad
 //   command rejected as invalid params: UNDER), every check that first asks whether a plain form works
 //   (suites/harness/plain.ts: the command.* checks and PLAIN_FORM), which would blame such a fault on a field, a
 //   code or a count;
 // - the stateful session, which uses every method.
-// The deep session, the costliest check, runs with the mutants it is the check of. And by default one mutant of each
-// pair of a check and the rule it fails runs, the pair's mutants in turn from one UTC day to the next: every pair
-// each run, every mutant within as many days as its pair has mutants (at most 8); BLAME_DAY=N runs day N's turn
-// (days since 1970). BLAME_MUTANTS=all runs every mutant with every check (minutes); BLAME_MUTANTS=name,name runs
-// those mutants with every check.
+// The deep session, the costliest check, runs with the mutants it is the check of. BLAME_MUTANTS=name,name runs those
+// mutants alone; BLAME_CHECKS=all runs every check against each (minutes for all mutants; the ledger covers the
+// default checks).
+
+/**
+ * Open defects: mutant -> the rules it fails beyond its own, each with why. Keep it small; a fix removes its entry.
+ */
+const KNOWN_MISBLAMES: Record<string, Record<string, string>> = {
+  "no-auth-check": { "method.auth": "auth checks judge a connection served without auth as auth's fault" },
+  "shared-auth": { "method.auth": "auth checks judge a connection authorized by another as auth's fault" },
+  "auth-remembered-by-address": { "method.auth": "near-miss judges auth remembered by address as auth's fault" },
+  "auth-refuses-yet-authorizes": {
+    "error.unauthorized": "near-miss judges a refused auth that authorizes as error.unauthorized's fault",
+  },
+  "observe-seq-decreasing": { "method.status": "the stateful session names the status reply that followed" },
+  "event-seq-per-connection": {
+    "integration.command-completion": "the stateful session misses the completion under its per-connection seq",
+  },
+  "drops-oldest-when-full": { "error.queue-full": "flood blames a dropped command on the queue-full error" },
+  "queue-holds-one-more": { "integration.bounded-state": "flood blames an over-full queue on bounded state" },
+  "queue-never-full": { "integration.bounded-state": "flood blames an unbounded queue on bounded state" },
+  "limit-clamped-at-499": {
+    "integration.bounded-state": "history-exact blames a clamped events page on a short history",
+  },
+  "leaks-slot-on-failure": { "method.status": "queued-commands blames a leaked slot on the status count" },
+  "stops-after-five-connections": {
+    "wire.tcp-stream": "a bridge that stops serving fails whichever check connects next",
+    "validation.protocol-smoke": "a bridge that stops serving fails whichever check connects next",
+  },
+  "connection-slot-leak": Object.fromEntries(
+    [
+      "command.append",
+      "command.int-arg",
+      "command.item-id",
+      "command.screen-x",
+      "command.x",
+      "error.invalid-params",
+      "error.parse",
+      "integration.bounded-state",
+      "integration.command-completion",
+      "method.act",
+      "method.events",
+      "wire.utf8",
+    ].map((rule) => [rule, "a bridge that stops serving fails whichever check connects next"]),
+  ),
+  "runs-oversized-tail": {
+    "error.invalid-request": "over-limit blames running the tail of an oversized line on invalid-request",
+  },
+  "act-seq-constant": Object.fromEntries(
+    ["command.screen-x", "command.x", "command.y", "integration.command-completion", "method.events"].map((rule) => [
+      rule,
+      "no plain form tells completions apart when every act gets one commandSeq",
+    ]),
+  ),
+  "drain-dies-on-ill-typed": Object.fromEntries(
+    ["command.int-arg", "command.screen-x", "command.screen-y", "command.x", "command.y"].map((rule) => [
+      rule,
+      "typed checks blame the drain that died on an earlier ill-typed command on their field",
+    ]),
+  ),
+  "id-retry-cache": {
+    "integration.command-completion": "an act answered from the id cache is taken for one that never completed",
+  },
+};
 
 const FAST = { maxEvents: 40, maxQueuedCommands: 16, drainIntervalMs: 2 };
 /** Runs at a time: a run mostly waits on the bridge's replies and game loop. */
@@ -51,20 +112,10 @@ function meeting(m: Mutant): readonly Check[] {
   );
 }
 
-/** BLAME_MUTANTS: "all", or names separated by commas (default: one mutant a pair, with the checks its fault can meet). */
+/** BLAME_MUTANTS: names separated by commas (default: every mutant). */
 const named = process.env.BLAME_MUTANTS?.split(",");
-/** One mutant of each pair of a check and its rule, the pair's mutants in turn by the UTC day. */
-function inTurn(day: number): Mutant[] {
-  const pairs = new Map<string, Mutant[]>();
-  for (const m of mutants) pairs.set(`${m.check} ${m.breaks}`, [...(pairs.get(`${m.check} ${m.breaks}`) ?? []), m]);
-  return [...pairs.values()].map((pair) => pair[day % pair.length]!);
-}
-const chosen = named
-  ? named.includes("all")
-    ? mutants
-    : mutants.filter((m) => named.includes(m.name))
-  : inTurn(Number(process.env.BLAME_DAY ?? Math.floor(Date.now() / 86_400_000)));
-const checksOf = (m: Mutant): readonly Check[] => (named ? allChecks : meeting(m));
+const chosen = named ? mutants.filter((m) => named.includes(m.name)) : mutants;
+const checksOf = (m: Mutant): readonly Check[] => (process.env.BLAME_CHECKS === "all" ? allChecks : meeting(m));
 
 /** Runs `work` over `items`, `limit` at a time. */
 function pooled<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R>[] {
@@ -98,11 +149,20 @@ const failedRules = pooled(chosen, AT_ONCE, async (m: Mutant) => {
     }));
 });
 
-describe.each(chosen.map((m, i) => [m.name, m, i] as const))("mutant %s", (_name, mutant, i) => {
-  const also = mutant.alsoBreaks?.length ? ` and ${mutant.alsoBreaks.join(", ")}` : "";
-  it(`fails ${mutant.breaks}${also} and no other rule`, async () => {
+describe.each(chosen.map((m, i) => [m.name, m, i] as const))("mutant %s", (name, mutant, i) => {
+  // A SHOULD's mutant warns on its rule and fails none.
+  const own = mutant.verdict === "fail" ? [mutant.breaks] : [];
+  const want = [...own, ...(mutant.alsoBreaks ?? []), ...Object.keys(KNOWN_MISBLAMES[name] ?? {})];
+  it(`fails exactly ${want.join(", ") || "no rule"}`, async () => {
     const failed = await failedRules[i]!;
-    if (mutant.verdict === "fail") expect(failed.map((f) => f.rule)).toContain(mutant.breaks);
-    expect(failed.filter((f) => f.rule !== mutant.breaks && !mutant.alsoBreaks?.includes(f.rule))).toEqual([]);
+    const got = failed.map((f) => f.rule);
+    expect(
+      failed.filter((f) => !want.includes(f.rule)),
+      "rules failed beyond the mutant's own and its ledger entry",
+    ).toEqual([]);
+    expect(
+      want.filter((r) => !got.includes(r)),
+      "rules the mutant or its ledger entry names that the run did not fail",
+    ).toEqual([]);
   }, 300_000);
 });
