@@ -26,12 +26,6 @@ import { runSuite } from "./helpers.js";
  * Open defects: mutant -> the rules it fails beyond its own, each with why. Keep it small; a fix removes its entry.
  */
 const KNOWN_MISBLAMES: Record<string, Record<string, string>> = {
-  "no-auth-check": { "method.auth": "auth checks judge a connection served without auth as auth's fault" },
-  "shared-auth": { "method.auth": "auth checks judge a connection authorized by another as auth's fault" },
-  "auth-remembered-by-address": { "method.auth": "near-miss judges auth remembered by address as auth's fault" },
-  "auth-refuses-yet-authorizes": {
-    "error.unauthorized": "near-miss judges a refused auth that authorizes as error.unauthorized's fault",
-  },
   "observe-seq-decreasing": { "method.status": "the stateful session names the status reply that followed" },
   "event-seq-per-connection": {
     "integration.command-completion": "the stateful session misses the completion under its per-connection seq",

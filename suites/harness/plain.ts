@@ -17,6 +17,8 @@ interface Known {
   broken: Set<string>;
   badCode?: number | undefined;
   badAsked?: boolean;
+  /** Whether a connection that never authorized was served while another was authorized (asked once a run). */
+  unauthorizedServed?: Promise<Finding | undefined>;
 }
 
 /** Kept with the run's ledger, so one run asks once per type (the check's own context outside a run). */
@@ -139,4 +141,46 @@ export async function blamePlainForm(ctx: CheckContext, finding: Finding): Promi
     unjudged: { cause: "stopped" },
     rootCause: cause.rootCause,
   };
+}
+
+/** The plain unauthorized request: ping on a connection that never sent auth. */
+const PLAIN_UNAUTHORIZED = { method: "ping" };
+
+/**
+ * Where a connection that a refused auth should have left unauthorized was served: a connection that never sent
+ * auth, opened while an authorized one stays open (after it closes, where the bridge serves one at a time), is asked
+ * once a run. Served too: the failure on error.unauthorized, its root cause (authorization not kept per
+ * connection); else undefined, and the refusal that authorized is auth's own fault.
+ */
+export function plainUnauthorized(ctx: CheckContext): Promise<Finding | undefined> {
+  const k = knownOf(ctx);
+  k.unauthorizedServed ??= askUnauthorized(ctx);
+  return k.unauthorizedServed;
+}
+
+async function askUnauthorized(ctx: CheckContext): Promise<Finding | undefined> {
+  const unauthorized = ctx.contract.codes["error.unauthorized"];
+  const held = await ctx.session();
+  const alongside = ctx.concurrentConnections !== false;
+  if (!alongside) held.close();
+  const conn = await ctx.connect({ alongside });
+  const reply = await ctx.call(conn, rpc("ping", {}, "plain-unauthorized"));
+  held.close();
+  conn.close();
+  // Rejected, closed, or not answered at all (a second connection not served): nothing to point at.
+  if (reply.kind !== "response" || errorCode(reply) === unauthorized) return undefined;
+  return rooted(
+    ctx,
+    "error.unauthorized",
+    PLAIN_UNAUTHORIZED,
+    judgedBy(
+      { kind: "error", codes: [unauthorized!] },
+      fail(
+        `ping on a connection that never sent auth, opened ${alongside ? "while" : "after"} another was authorized, ` +
+          `was not rejected with ${unauthorized}: authorization is not kept per connection.`,
+        String(unauthorized),
+        describeReply(reply),
+      ),
+    ),
+  );
 }
