@@ -30,9 +30,6 @@ const KNOWN_MISBLAMES: Record<string, Record<string, string>> = {
   "event-seq-per-connection": {
     "integration.command-completion": "the stateful session misses the completion under its per-connection seq",
   },
-  "drops-oldest-when-full": { "error.queue-full": "flood blames a dropped command on the queue-full error" },
-  "queue-holds-one-more": { "integration.bounded-state": "flood blames an over-full queue on bounded state" },
-  "queue-never-full": { "integration.bounded-state": "flood blames an unbounded queue on bounded state" },
   "limit-clamped-at-499": {
     "integration.bounded-state": "history-exact blames a clamped events page on a short history",
   },
