@@ -30,9 +30,6 @@ const KNOWN_MISBLAMES: Record<string, Record<string, string>> = {
   "event-seq-per-connection": {
     "integration.command-completion": "the stateful session misses the completion under its per-connection seq",
   },
-  "limit-clamped-at-499": {
-    "integration.bounded-state": "history-exact blames a clamped events page on a short history",
-  },
   "leaks-slot-on-failure": { "method.status": "queued-commands blames a leaked slot on the status count" },
   "stops-after-five-connections": {
     "wire.tcp-stream": "a bridge that stops serving fails whichever check connects next",
