@@ -51,9 +51,6 @@ const KNOWN_MISBLAMES: Record<string, Record<string, string>> = {
       "wire.utf8",
     ].map((rule) => [rule, "a bridge that stops serving fails whichever check connects next"]),
   ),
-  "runs-oversized-tail": {
-    "error.invalid-request": "over-limit blames running the tail of an oversized line on invalid-request",
-  },
   "act-seq-constant": Object.fromEntries(
     ["command.screen-x", "command.x", "command.y", "integration.command-completion", "method.events"].map((rule) => [
       rule,
