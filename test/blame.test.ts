@@ -30,26 +30,6 @@ const KNOWN_MISBLAMES: Record<string, Record<string, string>> = {
     "integration.command-completion": "the stateful session misses the completion under its per-connection seq",
   },
   "leaks-slot-on-failure": { "method.status": "queued-commands blames a leaked slot on the status count" },
-  "stops-after-five-connections": {
-    "wire.tcp-stream": "a bridge that stops serving fails whichever check connects next",
-    "validation.protocol-smoke": "a bridge that stops serving fails whichever check connects next",
-  },
-  "connection-slot-leak": Object.fromEntries(
-    [
-      "command.append",
-      "command.int-arg",
-      "command.item-id",
-      "command.screen-x",
-      "command.x",
-      "error.invalid-params",
-      "error.parse",
-      "integration.bounded-state",
-      "integration.command-completion",
-      "method.act",
-      "method.events",
-      "wire.utf8",
-    ].map((rule) => [rule, "a bridge that stops serving fails whichever check connects next"]),
-  ),
   "act-seq-constant": Object.fromEntries(
     ["command.screen-x", "command.x", "command.y", "integration.command-completion", "method.events"].map((rule) => [
       rule,

@@ -184,3 +184,23 @@ async function askUnauthorized(ctx: CheckContext): Promise<Finding | undefined> 
     ),
   );
 }
+
+/** The rule a bridge breaks that stops serving new connections (auth on one goes unanswered). */
+export const UNSERVED_CONNECTION = "wire.sequential-connection";
+
+/**
+ * A check whose new connection was not served (its auth unanswered): the first to meet it fails
+ * wire.sequential-connection, its root cause; one that meets it after another check found it could not judge its
+ * own rules, and says so, naming the root cause.
+ */
+export function connectionUnserved(ctx: CheckContext, finding: Finding): Finding {
+  const plain = { method: "auth" };
+  if (!knownOf(ctx).broken.has(UNSERVED_CONNECTION)) return rooted(ctx, UNSERVED_CONNECTION, plain, finding);
+  return {
+    verdict: "error",
+    message: `inconclusive: ${finding.message} (${UNSERVED_CONNECTION}, the root cause another check found)`,
+    reasonKind: "inconclusive",
+    unjudged: { cause: "stopped" },
+    rootCause: { rule: UNSERVED_CONNECTION, plain },
+  };
+}
