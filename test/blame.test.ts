@@ -36,12 +36,6 @@ const KNOWN_MISBLAMES: Record<string, Record<string, string>> = {
       "no plain form tells completions apart when every act gets one commandSeq",
     ]),
   ),
-  "drain-dies-on-ill-typed": Object.fromEntries(
-    ["command.int-arg", "command.screen-x", "command.screen-y", "command.x", "command.y"].map((rule) => [
-      rule,
-      "typed checks blame the drain that died on an earlier ill-typed command on their field",
-    ]),
-  ),
   "id-retry-cache": {
     "integration.command-completion": "an act answered from the id cache is taken for one that never completed",
   },
