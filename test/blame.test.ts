@@ -30,12 +30,6 @@ const KNOWN_MISBLAMES: Record<string, Record<string, string>> = {
     "integration.command-completion": "the stateful session misses the completion under its per-connection seq",
   },
   "leaks-slot-on-failure": { "method.status": "queued-commands blames a leaked slot on the status count" },
-  "act-seq-constant": Object.fromEntries(
-    ["command.screen-x", "command.x", "command.y", "integration.command-completion", "method.events"].map((rule) => [
-      rule,
-      "no plain form tells completions apart when every act gets one commandSeq",
-    ]),
-  ),
   "id-retry-cache": {
     "integration.command-completion": "an act answered from the id cache is taken for one that never completed",
   },

@@ -7,7 +7,7 @@ import type { RuleId } from "../../protocol/contract.js";
 import { type CheckContext, describeReply, errorCode, type Finding, fail, type Reply, resultOf, rpc } from "./check.js";
 import type { Connection } from "./connection.js";
 import { collectCompletions, latestSeq } from "./events.js";
-import { ACCEPTED, judgedBy } from "./expect.js";
+import { ACCEPTED, judgedBy, seqAbove } from "./expect.js";
 import { act, judgeCompletion } from "./lifecycle.js";
 
 /** What a run learnt of plain forms: the types seen completing, and the code a plain bad command got. */
@@ -75,7 +75,36 @@ export async function plainCompletes(ctx: CheckContext, conn: Connection, type: 
     k.completes.add(type);
     return undefined;
   }
-  return rooted(ctx, rule, plain, judgedBy({ kind: "completes", acts: ["plain"], after: "cursor" }, broken));
+  return (
+    (await seqRepeated(ctx, conn, plain, seq as number)) ??
+    rooted(ctx, rule, plain, judgedBy({ kind: "completes", acts: ["plain"], after: "cursor" }, broken))
+  );
+}
+
+/**
+ * Where a command's completion was not found under its commandSeq `seq`: the plain command acted again. Answered
+ * the same commandSeq, acceptances do not tell commands apart (method.act), and no completion can be matched.
+ */
+export async function seqRepeated(ctx: CheckContext, conn: Connection, plain: Command, seq: number) {
+  const again = await act(ctx, conn, plain, "plain-again");
+  if (resultOf(again)?.commandSeq !== seq) return undefined;
+  return rooted(
+    ctx,
+    "method.act",
+    plain,
+    judgedBy(
+      {
+        kind: "result",
+        expect: [seqAbove("plain")],
+        at: "plain-again",
+      },
+      fail(
+        `act ${JSON.stringify(plain)} twice in a row was answered commandSeq ${seq} both times.`,
+        "a new commandSeq for every accepted command",
+        describeReply(again),
+      ),
+    ),
+  );
 }
 
 /** The plain bad command: act without a type, which every bridge rejects as invalid params. */

@@ -19,6 +19,7 @@ import type { Connection } from "../harness/connection.js";
 import { collectCompletions, judgeEvents, latestSeq } from "../harness/events.js";
 import { ACCEPTED, judgedBy, seqAbove } from "../harness/expect.js";
 import { advertisedTypes } from "../harness/lifecycle.js";
+import { seqRepeated } from "../harness/plain.js";
 
 /** What the session should look like from the client's side. `authorized` undefined: not known (after garbage). */
 interface Model {
@@ -367,6 +368,11 @@ export const statefulSession: Check = {
           const watcher = await ctx.session();
           const done = await collectCompletions(ctx, watcher, real.cursor0, real.accepted);
           const lost = [...real.accepted].filter((s) => !done.has(s));
+          // Not found under the commandSeq act answered: where act answers one number twice, that is the cause.
+          const repeated = lost.length
+            ? await seqRepeated(ctx, watcher, { type: "conformance.noop" }, lost[0]!)
+            : undefined;
+          if (repeated) return repeated;
           check(
             lost.length === 0,
             "integration.command-completion",
