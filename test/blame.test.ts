@@ -25,12 +25,7 @@ import { runSuite } from "./helpers.js";
 /**
  * Open defects: mutant -> the rules it fails beyond its own, each with why. Keep it small; a fix removes its entry.
  */
-const KNOWN_MISBLAMES: Record<string, Record<string, string>> = {
-  "event-seq-per-connection": {
-    "integration.command-completion":
-      "the stateful session reads its completions on a new connection from the first one's cursor, which per-connection seqs shift past them",
-  },
-};
+const KNOWN_MISBLAMES: Record<string, Record<string, string>> = {};
 
 const FAST = { maxEvents: 40, maxQueuedCommands: 16, drainIntervalMs: 2 };
 /** Runs at a time: a run mostly waits on the bridge's replies and game loop. */

@@ -140,6 +140,27 @@ async function advanceObservation(model: Model, real: Real, result: Record<strin
   real.observedBy = method;
 }
 
+/**
+ * Where a session's commands were not found completing: latestSeq read on one connection after an event there, then on
+ * the next. Lower on the next, events are numbered per connection (method.events), and a cursor from one connection
+ * cannot find completions on another.
+ */
+async function seqsAcrossConnections(ctx: CheckContext, conn: Connection): Promise<void> {
+  const before = await latestSeq(ctx, conn);
+  const seq = resultOf(await ctx.call(conn, rpc("act", { type: "conformance.noop" }, "probe")))?.commandSeq;
+  if (Number.isSafeInteger(seq)) await collectCompletions(ctx, conn, before, new Set([seq as number]));
+  const here = await latestSeq(ctx, conn);
+  const next = await latestSeq(ctx, await ctx.session());
+  check(
+    next >= here,
+    "method.events",
+    `latestSeq is ${here} on one connection and then ${next} on the next: events are not numbered across ` +
+      "connections, so a cursor from one cannot find completions on another.",
+    `latestSeq >= ${here} on the next connection`,
+    `latestSeq ${next}`,
+  );
+}
+
 class Reconnect implements SessionCommand {
   check = () => true;
   async run(model: Model, real: Real) {
@@ -373,6 +394,7 @@ export const statefulSession: Check = {
             ? await seqRepeated(ctx, watcher, { type: "conformance.noop" }, lost[0]!)
             : undefined;
           if (repeated) return repeated;
+          if (lost.length) await seqsAcrossConnections(ctx, watcher);
           check(
             lost.length === 0,
             "integration.command-completion",
