@@ -248,10 +248,8 @@ async function follow(
   const mostStalledMs = Math.max(0, ctx.timeoutMs * 2 - waitMs);
   let turnStarted = Date.now();
   let planned = 0;
-  // Each poll its own id: a bridge that answers a repeated id from a cache (method.events) is not met as
-  // commands that never complete.
-  for (let poll = 0; ; poll++) {
-    const page = await readEvents(ctx, conn, cursor, pageMax, `completions-${poll}`);
+  for (;;) {
+    const page = await readEvents(ctx, conn, cursor, pageMax, "completions");
     // A turn (a pause and a read) far longer than planned is a moment this machine or the bridge did not run
     // at all (a loaded machine, a collector's pause): not time the game loop had to complete the command.
     const over = Date.now() - turnStarted - planned;

@@ -53,15 +53,12 @@ export class Ledger {
     return new Ledger(ctx, conn, await latestSeq(ctx, conn));
   }
 
-  private polls = 0;
-
   /** Reads every event after the cursor; true when any was new. */
   async poll(): Promise<boolean> {
     const limit = this.ctx.contract.limits.eventsLimitMax;
     const before = this.seen.size;
     for (;;) {
-      // Each read its own id, as the completions' polls (events.ts) have.
-      const page = await readEvents(this.ctx, this.conn, this.cursor, limit, `poll-${this.polls++}`);
+      const page = await readEvents(this.ctx, this.conn, this.cursor, limit);
       for (const { seq, event } of page.events) {
         this.seen.add(seq);
         this.cursor = seq;
