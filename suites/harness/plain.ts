@@ -168,6 +168,8 @@ export async function blamePlainForm(ctx: CheckContext, finding: Finding): Promi
     message: `inconclusive: the plain command ${JSON.stringify(plain)} does not complete either (${rule}, the root cause another check found)`,
     reasonKind: "inconclusive",
     unjudged: { cause: "stopped" },
+    // Counted with the root cause's rule alone: the check's own rules, judged by other checks, keep their verdicts.
+    rules: [rule as RuleId],
     rootCause: cause.rootCause,
   };
 }
@@ -230,6 +232,7 @@ export function connectionUnserved(ctx: CheckContext, finding: Finding): Finding
     message: `inconclusive: ${finding.message} (${UNSERVED_CONNECTION}, the root cause another check found)`,
     reasonKind: "inconclusive",
     unjudged: { cause: "stopped" },
+    rules: [UNSERVED_CONNECTION],
     rootCause: { rule: UNSERVED_CONNECTION, plain },
   };
 }
