@@ -47,7 +47,8 @@ export const authWrongThenRight: Check = {
       return (
         (await plainUnauthorized(ctx)) ??
         judgedBy(
-          { kind: "error", codes: [ctx.contract.codes["error.unauthorized"]!] },
+          // At its own ping: the plain form asked meanwhile sent requests after it.
+          { kind: "error", codes: [ctx.contract.codes["error.unauthorized"]!], at: 2 },
           fail(
             "After a wrong token the connection was not left unauthorized.",
             `${ctx.contract.codes["error.unauthorized"]} for ping`,
@@ -228,7 +229,7 @@ async function judgeNearMiss(
     return (
       (await plainUnauthorized(ctx)) ??
       judgedBy(
-        { kind: "error", codes: [codes["error.unauthorized"]!], orClose: true },
+        { kind: "error", codes: [codes["error.unauthorized"]!], orClose: true, at: "after-near-miss" },
         fail(
           `After auth refused ${what}, ping on that connection was not rejected with ${codes["error.unauthorized"]}.`,
           `${codes["error.unauthorized"]} (a refused attempt leaves the connection unauthorized)`,
