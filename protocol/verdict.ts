@@ -83,7 +83,7 @@ export interface Rest {
  */
 export interface RootCause {
   rule: string;
-  /** The plain form's params, as sent to act. */
+  /** The plain form as sent: act's params, or the request of a connection that never sent auth. */
   plain: Record<string, unknown>;
 }
 

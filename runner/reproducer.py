@@ -151,8 +151,8 @@ class Replay:
         # commands) is part of the case.
         # Back-to-back writes keep at least the pause between them.
         due = max(self.started + step.get("at_ms", 0) / 1000.0, self.wrote + step.get("gap_ms", 0) / 1000.0)
-        if due > time.monotonic():
-            time.sleep(due - time.monotonic())
+        # Read the clock once: the time left can run out between a check and the sleep.
+        time.sleep(max(0.0, due - time.monotonic()))
         data = step_bytes(step)
         wire = self.fill(data) if "near_miss" not in step else near_miss_request(
             data, self.token, ORACLE["nearMisses"][step["near_miss"]])

@@ -2,35 +2,69 @@ import { describe, expect, it } from "vitest";
 import { mutants } from "../bridges/mutants/index.js";
 import type { Mutant } from "../bridges/mutants/mutant.js";
 import { contract } from "../protocol/contract.js";
+import type { Check } from "../suites/harness/check.js";
 import { allChecks } from "../suites/index.js";
 import { runSuite } from "./helpers.js";
 
-// One fault, one rule: a mutant's whole run at the quick profile fails the rule it names and the rules its fault
-// really breaks (Mutant.alsoBreaks), and no other. A whole run per mutant costs seconds, so by default the mutants
-// whose fault lies under what many checks build on (a command's acceptance and completion, the invalid-params
-// code) run here, several at a time; BLAME_MUTANTS=all runs every mutant (minutes).
+// One fault, one rule: a mutant's run at the quick profile fails exactly the rule it names, the rules its fault
+// really breaks (Mutant.alsoBreaks), and the rules KNOWN_MISBLAMES still lists for it: an open defect of attribution,
+// where a check blames its own rule for a fault another rule owns. A fix and a regression both turn a test red until
+// the ledger says so.
+//
+// Every mutant runs, each with the checks its fault can meet (a whole run per mutant costs seconds):
+// - the checks of the rules it breaks (breaks, alsoBreaks, and the rules of its own check);
+// - where it breaks a rule a plain form rests on (a command accepted, completed and read back in events, a plain bad
+//   command rejected as invalid params: UNDER), every check that first asks whether a plain form works
+//   (suites/harness/plain.ts: the command.* checks and PLAIN_FORM), which would blame such a fault on a field, a
+//   code or a count;
+// - the stateful session, which uses every method.
+// The deep session, the costliest check, runs with the mutants it is the check of. BLAME_MUTANTS=name,name runs those
+// mutants alone; BLAME_CHECKS=all runs every check against each (minutes for all mutants; the ledger covers the
+// default checks).
+
+/**
+ * Open defects: mutant -> the rules it fails beyond its own, each with why. Keep it small; a fix removes its entry.
+ */
+const KNOWN_MISBLAMES: Record<string, Record<string, string>> = {
+  "id-retry-cache": {
+    "integration.command-completion":
+      "completion polls repeat one id on a connection (as the deep check's own detection relies on), so a retry cache answers them a stale page",
+  },
+};
 
 const FAST = { maxEvents: 40, maxQueuedCommands: 16, drainIntervalMs: 2 };
 /** Runs at a time: a run mostly waits on the bridge's replies and game loop. */
 const AT_ONCE = 4;
 
-const UNDERNEATH = [
-  "silent-unknown-types",
-  "invalid-params-as-invalid-request",
-  "command-seq-as-string",
-  "act-without-type",
-  "events-lenient-params",
-  "move-loop-dies-on-string-x",
-  "silent-on-ill-typed-x",
-];
+const DEEP = "validation.protocol-smoke/deep-states";
+/** The checks besides the command.* checks that ask a plain form before they blame a code or a count on it. */
+const PLAIN_FORM = new Set([
+  "error.queue-full/flood",
+  "error.unauthorized/before-auth",
+  "integration.bounded-state/history-exact",
+  "method.status/queued-commands",
+  "method.auth/near-miss",
+]);
 
-// The deep session judges its steps on validation.protocol-smoke besides the rule a step broke, whatever the
-// fault: it is left out here until it names one rule per fault.
-const CHECKS = allChecks.filter((c) => c.id !== "validation.protocol-smoke/deep-states");
+/** The rules a plain form rests on. */
+const UNDER = new Set(["method.act", "integration.command-completion", "method.events", "error.invalid-params"]);
 
-/** BLAME_MUTANTS: "all", or names separated by commas (default: those above). */
-const named = process.env.BLAME_MUTANTS?.split(",") ?? UNDERNEATH;
-const chosen = named.includes("all") ? mutants : mutants.filter((m) => named.includes(m.name));
+/** The checks a mutant's fault can meet (see above). */
+function meeting(m: Mutant): readonly Check[] {
+  const own = allChecks.find((c) => c.id === m.check);
+  const rules = new Set<string>([m.breaks, ...(m.alsoBreaks ?? []), ...(own?.rules ?? [])]);
+  const under = [...rules].some((r) => UNDER.has(r));
+  const builds = (c: Check) =>
+    c.id === "validation.protocol-smoke/stateful" || (under && (c.id.startsWith("command.") || PLAIN_FORM.has(c.id)));
+  return allChecks.filter(
+    (c) => c.id === m.check || (c.id !== DEEP && (builds(c) || c.rules.some((r) => rules.has(r)))),
+  );
+}
+
+/** BLAME_MUTANTS: names separated by commas (default: every mutant). */
+const named = process.env.BLAME_MUTANTS?.split(",");
+const chosen = named ? mutants.filter((m) => named.includes(m.name)) : mutants;
+const checksOf = (m: Mutant): readonly Check[] => (process.env.BLAME_CHECKS === "all" ? allChecks : meeting(m));
 
 /** Runs `work` over `items`, `limit` at a time. */
 function pooled<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R>[] {
@@ -49,10 +83,10 @@ function pooled<T, R>(items: readonly T[], limit: number, work: (item: T) => Pro
   });
 }
 
-/** The failing checks of each rule a whole quick run against the mutant failed (short IDs), with their messages. */
+/** The failing checks of each rule a quick run against the mutant failed (short IDs), with their messages. */
 const failedRules = pooled(chosen, AT_ONCE, async (m: Mutant) => {
   const report = await runSuite((token) => m.create({ token, ...FAST }), {
-    checks: CHECKS,
+    checks: checksOf(m),
     timeoutMs: 400,
     profile: "quick",
   });
@@ -64,11 +98,20 @@ const failedRules = pooled(chosen, AT_ONCE, async (m: Mutant) => {
     }));
 });
 
-describe.each(chosen.map((m, i) => [m.name, m, i] as const))("mutant %s", (_name, mutant, i) => {
-  const also = mutant.alsoBreaks?.length ? ` and ${mutant.alsoBreaks.join(", ")}` : "";
-  it(`fails ${mutant.breaks}${also} and no other rule`, async () => {
+describe.each(chosen.map((m, i) => [m.name, m, i] as const))("mutant %s", (name, mutant, i) => {
+  // A SHOULD's mutant warns on its rule and fails none.
+  const own = mutant.verdict === "fail" ? [mutant.breaks] : [];
+  const want = [...own, ...(mutant.alsoBreaks ?? []), ...Object.keys(KNOWN_MISBLAMES[name] ?? {})];
+  it(`fails exactly ${want.join(", ") || "no rule"}`, async () => {
     const failed = await failedRules[i]!;
-    if (mutant.verdict === "fail") expect(failed.map((f) => f.rule)).toContain(mutant.breaks);
-    expect(failed.filter((f) => f.rule !== mutant.breaks && !mutant.alsoBreaks?.includes(f.rule))).toEqual([]);
+    const got = failed.map((f) => f.rule);
+    expect(
+      failed.filter((f) => !want.includes(f.rule)),
+      "rules failed beyond the mutant's own and its ledger entry",
+    ).toEqual([]);
+    expect(
+      want.filter((r) => !got.includes(r)),
+      "rules the mutant or its ledger entry names that the run did not fail",
+    ).toEqual([]);
   }, 300_000);
 });

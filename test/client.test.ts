@@ -77,6 +77,7 @@ describe("client mode against the reference client", () => {
       ?.checks.find((c) => c.id === "wire.response-envelope/valid-errors");
     expect(errors?.verdict).toBe("skip");
     expect(errors?.message).toBe(NEEDS_OUTCOME);
+    expect(errors?.reasonKind).toBe("not-observable");
     // Rejections are still told by the exit status.
     expect(checkVerdict(report, "validation.malformed-peer", "validation.malformed-peer/id")).toBe("pass");
   }, 60_000);

@@ -31,6 +31,14 @@ describe("root causes per run", () => {
     // One finding that failed two rules: one cause, two rules.
     result("error.parse/non-json", ["error.parse", "wire.utf8"], failed()),
     result("method.ping/ok", ["method.ping"], { verdict: "pass", message: "" }),
+    // Could not judge its session: the plain form of a command it acted with fails, as another check found.
+    result("validation.protocol-smoke/deep-states", ["validation.protocol-smoke", completion], {
+      verdict: "error",
+      message: "",
+      reasonKind: "inconclusive",
+      unjudged: { cause: "stopped" },
+      rootCause: { rule: completion, plain: { type: "t" } },
+    }),
   ];
   const rules = [
     rule(completion, "fail"),
@@ -41,12 +49,12 @@ describe("root causes per run", () => {
     rule("method.ping", "pass"),
   ];
 
-  it("counts the rules each cause failed, and the checks that pointed at a plain form's rule", () => {
+  it("counts the rules each cause failed, and the checks that pointed at a plain form's rule, judged or not", () => {
     expect(rootCauses(contract, results, rules).rootCauses).toEqual([
       {
         rule: full(completion),
         failed: [full(completion)],
-        pointedBy: ["command.x/typed", "error.queue-full/flood"],
+        pointedBy: ["command.x/typed", "error.queue-full/flood", "validation.protocol-smoke/deep-states"],
       },
       { rule: full("error.parse"), failed: [full("error.parse"), full("wire.utf8")] },
     ]);
@@ -55,10 +63,10 @@ describe("root causes per run", () => {
   it("says so in one console line, and nothing where nothing failed", () => {
     const report = { rootCauses: rootCauses(contract, results, rules).rootCauses } as Report;
     expect(rootCauseLine(report)).toBe(
-      "root causes: 2; integration.command-completion failed 1 rule (2 checks of other rules pointed at it); " +
+      "root causes: 2; integration.command-completion failed 1 rule (3 checks of other rules pointed at it); " +
         "error.parse failed 2 rules: error.parse, wire.utf8",
     );
-    expect(rootCauses(contract, results.slice(-1), rules)).toEqual({});
+    expect(rootCauses(contract, results.slice(-2), rules)).toEqual({});
     expect(rootCauseLine({} as Report)).toBeUndefined();
   });
 });

@@ -90,7 +90,11 @@ export const mutants: Mutant[] = [
       protected override events(params: JsonObject, id: Json = null): Json {
         const { limit } = params;
         const floor = contract.limits.eventsLimitMin + 1;
-        return super.events(typeof limit === "number" ? { ...params, limit: Math.max(limit, floor) } : params, id);
+        // Only a valid limit is bent: an ill-typed one is still rejected as invalid params.
+        return super.events(
+          Number.isSafeInteger(limit) ? { ...params, limit: Math.max(limit as number, floor) } : params,
+          id,
+        );
       }
     },
   ),

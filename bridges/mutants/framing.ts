@@ -7,7 +7,7 @@ import {
   ReferenceBridge,
   type Session,
 } from "../reference/bridge.js";
-import { type Mutant, mutant } from "./mutant.js";
+import { alsoBreaking, type Mutant, mutant } from "./mutant.js";
 
 // Mutants for the wire: framing lines out of TCP reads, encoding, the line limit, envelopes and parsing.
 
@@ -53,43 +53,52 @@ export const framing: Mutant[] = [
       }
     },
   ),
-  mutant(
-    "lenient-utf8",
-    "wire.utf8/malformed",
-    "wire.utf8",
-    "decodes malformed UTF-8 with replacement characters instead of rejecting it",
-    class extends ReferenceBridge {
-      protected override parse(line: Buffer): unknown {
-        return JSON.parse(lenientDecoder.decode(line));
-      }
-    },
-  ),
-  mutant(
-    "dies-on-malformed-utf8",
-    "wire.utf8/malformed",
-    "wire.utf8",
-    "stops listening after malformed UTF-8",
-    class extends ReferenceBridge {
-      protected override parse(line: Buffer): unknown {
-        try {
-          return super.parse(line);
-        } catch (err) {
-          if (lenientDecoder.decode(line).includes("\ufffd")) void this.close();
-          throw err;
+  alsoBreaking(
+    mutant(
+      "lenient-utf8",
+      "wire.utf8/malformed",
+      "wire.utf8",
+      "decodes malformed UTF-8 with replacement characters instead of rejecting it",
+      class extends ReferenceBridge {
+        protected override parse(line: Buffer): unknown {
+          return JSON.parse(lenientDecoder.decode(line));
         }
-      }
-    },
+      },
+    ),
+    "error.parse",
   ),
-  mutant(
-    "no-line-limit",
-    "wire.line-limit/over-limit",
-    "wire.line-limit",
-    "accepts lines of any length",
-    class extends ReferenceBridge {
-      constructor(options: BridgeOptions = {}) {
-        super({ ...options, maxLineBytes: Number.MAX_SAFE_INTEGER });
-      }
-    },
+  alsoBreaking(
+    mutant(
+      "dies-on-malformed-utf8",
+      "wire.utf8/malformed",
+      "wire.utf8",
+      "stops listening after malformed UTF-8",
+      class extends ReferenceBridge {
+        protected override parse(line: Buffer): unknown {
+          try {
+            return super.parse(line);
+          } catch (err) {
+            if (lenientDecoder.decode(line).includes("\ufffd")) void this.close();
+            throw err;
+          }
+        }
+      },
+    ),
+    "error.parse",
+  ),
+  alsoBreaking(
+    mutant(
+      "no-line-limit",
+      "wire.line-limit/over-limit",
+      "wire.line-limit",
+      "accepts lines of any length",
+      class extends ReferenceBridge {
+        constructor(options: BridgeOptions = {}) {
+          super({ ...options, maxLineBytes: Number.MAX_SAFE_INTEGER });
+        }
+      },
+    ),
+    "error.invalid-request",
   ),
   mutant(
     "limit-off-by-one",
@@ -115,24 +124,27 @@ export const framing: Mutant[] = [
       }
     },
   ),
-  mutant(
-    "lenient-envelope",
-    "wire.request-envelope/bad-envelope",
-    "wire.request-envelope",
-    "ignores jsonrpc and takes params of any type",
-    class extends ReferenceBridge {
-      protected override validateEnvelope(value: unknown) {
-        if (typeof value === "object" && value !== null && !Array.isArray(value)) {
-          const v = value as Record<string, unknown>;
-          return super.validateEnvelope({
-            ...v,
-            jsonrpc: contract.jsonrpc,
-            params: typeof v.params === "object" && v.params !== null && !Array.isArray(v.params) ? v.params : {},
-          });
+  alsoBreaking(
+    mutant(
+      "lenient-envelope",
+      "wire.request-envelope/bad-envelope",
+      "wire.request-envelope",
+      "ignores jsonrpc and takes params of any type",
+      class extends ReferenceBridge {
+        protected override validateEnvelope(value: unknown) {
+          if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+            const v = value as Record<string, unknown>;
+            return super.validateEnvelope({
+              ...v,
+              jsonrpc: contract.jsonrpc,
+              params: typeof v.params === "object" && v.params !== null && !Array.isArray(v.params) ? v.params : {},
+            });
+          }
+          return super.validateEnvelope(value);
         }
-        return super.validateEnvelope(value);
-      }
-    },
+      },
+    ),
+    "error.invalid-request",
   ),
   mutant(
     "id-as-string",
@@ -145,25 +157,28 @@ export const framing: Mutant[] = [
       }
     },
   ),
-  mutant(
-    "lenient-json",
-    "error.parse/non-json",
-    "error.parse",
-    "parses NaN, comments and trailing commas",
-    class extends ReferenceBridge {
-      protected override parse(line: Buffer): unknown {
-        try {
-          return super.parse(line);
-        } catch {
-          const text = line
-            .toString("utf8")
-            .replace(/\/\*.*?\*\//g, "")
-            .replace(/,\s*([}\]])/g, "$1")
-            .replace(/-?\b(NaN|Infinity)\b/g, "null");
-          return JSON.parse(text);
+  alsoBreaking(
+    mutant(
+      "lenient-json",
+      "error.parse/non-json",
+      "error.parse",
+      "parses NaN, comments and trailing commas",
+      class extends ReferenceBridge {
+        protected override parse(line: Buffer): unknown {
+          try {
+            return super.parse(line);
+          } catch {
+            const text = line
+              .toString("utf8")
+              .replace(/\/\*.*?\*\//g, "")
+              .replace(/,\s*([}\]])/g, "$1")
+              .replace(/-?\b(NaN|Infinity)\b/g, "null");
+            return JSON.parse(text);
+          }
         }
-      }
-    },
+      },
+    ),
+    "wire.utf8",
   ),
   mutant(
     "accepts-nan-only",
@@ -183,19 +198,23 @@ export const framing: Mutant[] = [
       }
     },
   ),
-  mutant(
-    "parse-error-as-invalid-request",
-    "error.parse/non-json",
-    "error.parse",
-    "answers malformed JSON with -32600",
-    class extends ReferenceBridge {
-      protected override handleLine(session: Session, line: Buffer): JsonObject | undefined {
-        const response = super.handleLine(session, line);
-        const error = response?.error as { code?: number } | undefined;
-        if (error?.code === CODES.parse) error.code = CODES.invalidRequest;
-        return response;
-      }
-    },
+  alsoBreaking(
+    mutant(
+      "parse-error-as-invalid-request",
+      "error.parse/non-json",
+      "error.parse",
+      "answers malformed JSON with -32600",
+      class extends ReferenceBridge {
+        protected override handleLine(session: Session, line: Buffer): JsonObject | undefined {
+          const response = super.handleLine(session, line);
+          const error = response?.error as { code?: number } | undefined;
+          if (error?.code === CODES.parse) error.code = CODES.invalidRequest;
+          return response;
+        }
+      },
+    ),
+    "wire.utf8",
+    "wire.ndjson",
   ),
 ];
 
@@ -217,18 +236,21 @@ export const streams: Mutant[] = [
       }
     },
   ),
-  mutant(
-    "blank-line-invalid-request",
-    "wire.ndjson/blank-line",
-    "wire.ndjson",
-    "answers an empty line with -32600",
-    class extends ReferenceBridge {
-      protected override handleLine(session: Session, line: Buffer): JsonObject | undefined {
-        return line.length === 0
-          ? this.errorResponse(null, CODES.invalidRequest, "Invalid request")
-          : super.handleLine(session, line);
-      }
-    },
+  alsoBreaking(
+    mutant(
+      "blank-line-invalid-request",
+      "wire.ndjson/blank-line",
+      "wire.ndjson",
+      "answers an empty line with -32600",
+      class extends ReferenceBridge {
+        protected override handleLine(session: Session, line: Buffer): JsonObject | undefined {
+          return line.length === 0
+            ? this.errorResponse(null, CODES.invalidRequest, "Invalid request")
+            : super.handleLine(session, line);
+        }
+      },
+    ),
+    "error.parse",
   ),
   mutant(
     "buffers-unterminated-lines",

@@ -7,7 +7,7 @@ import {
   RpcError,
   type Session,
 } from "../reference/bridge.js";
-import { FILLABLE, type Mutant, mutant } from "./mutant.js";
+import { alsoBreaking, FILLABLE, type Mutant, mutant } from "./mutant.js";
 
 // Faults that make a bridge stop doing something while the rest of it serves: each must be named
 // once, on its own rule, and must not pass for a game loop that died.
@@ -20,6 +20,7 @@ export const mutants: Mutant[] = [
     "reads the events cursor as an index into what it retains, so once the history evicts, pages start in the wrong place",
     class extends ReferenceBridge {
       protected override events(params: JsonObject, id: Json = null, idText?: string): Json {
+        super.events(params, id, idText); // ill-typed params are still rejected: only reading the cursor is bent
         const page = super.events({ ...params, afterSeq: 0, limit: 500 }, id, idText) as {
           latestSeq: number;
           events: unknown[];
@@ -30,33 +31,38 @@ export const mutants: Mutant[] = [
       }
     },
   ),
-  mutant(
-    "leaks-slot-on-failure",
-    "error.queue-full/flood",
-    "error.queue-full",
-    "never frees the queue slot of a command that completes as a failure, so the queue ends up full for good",
-    class extends ReferenceBridge {
-      private leaked = 0;
+  // Its status counts the leaked slots, commands that completed, as queued: the count status owes is of commands
+  // accepted and not yet completed (as with queued-counts-completed).
+  alsoBreaking(
+    mutant(
+      "leaks-slot-on-failure",
+      "error.queue-full/flood",
+      "error.queue-full",
+      "never frees the queue slot of a command that completes as a failure, so the queue ends up full for good",
+      class extends ReferenceBridge {
+        private leaked = 0;
 
-      protected override act(params: JsonObject): Json {
-        if (!this.commandProblem(params) && this.queue.length + this.leaked >= this.options.maxQueuedCommands)
-          throw new RpcError(CODES.queueFull, "Command queue full");
-        return super.act(params);
-      }
+        protected override act(params: JsonObject): Json {
+          if (!this.commandProblem(params) && this.queue.length + this.leaked >= this.options.maxQueuedCommands)
+            throw new RpcError(CODES.queueFull, "Command queue full");
+          return super.act(params);
+        }
 
-      protected override execute(queued: QueuedCommand): JsonObject {
-        const done = super.execute(queued);
-        if (done.success === false) this.leaked++;
-        return done;
-      }
+        protected override execute(queued: QueuedCommand): JsonObject {
+          const done = super.execute(queued);
+          if (done.success === false) this.leaked++;
+          return done;
+        }
 
-      protected override status(): Json {
-        const status = super.status() as JsonObject;
-        return { ...status, queuedCommands: (status.queuedCommands as number) + this.leaked };
-      }
-    },
-    "fail",
-    FILLABLE,
+        protected override status(): Json {
+          const status = super.status() as JsonObject;
+          return { ...status, queuedCommands: (status.queuedCommands as number) + this.leaked };
+        }
+      },
+      "fail",
+      FILLABLE,
+    ),
+    "method.status",
   ),
   mutant(
     "queue-full-wrong-code",

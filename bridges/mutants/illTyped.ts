@@ -17,22 +17,30 @@ class AcceptsIllTypedIntegers extends ReferenceBridge {
 const illTyped = (queued?: { command: JsonObject }): boolean =>
   queued !== undefined && INTEGER_FIELDS.some((k) => k in queued.command && !Number.isSafeInteger(queued.command[k]));
 
+/** The rules of the integer fields. */
+const INTEGER_RULES = contract.commandFields.filter((f) => f.kind === "integer").map((f) => f.rule);
+
 /** Commands accepted and then never completed, or completed more than once, by a game loop. */
 export const completions: Mutant[] = [
-  mutant(
-    "drain-dies-on-ill-typed",
-    "command.x/typed",
-    "integration.command-completion",
-    "accepts an ill-typed integer field, then its game loop dies on it",
-    class extends AcceptsIllTypedIntegers {
-      protected override drainOne(): void {
-        if (illTyped(this.queue[0])) {
-          clearInterval(this.drainTimer); // the loop dies with the command still queued
-          return;
+  // Each integer field it accepts ill-typed and never completes is that field's rule broken too, as with
+  // silent-on-ill-typed-<field>: the loop dies on any of them.
+  alsoBreaking(
+    mutant(
+      "drain-dies-on-ill-typed",
+      "command.x/typed",
+      "integration.command-completion",
+      "accepts an ill-typed integer field, then its game loop dies on it",
+      class extends AcceptsIllTypedIntegers {
+        protected override drainOne(): void {
+          if (illTyped(this.queue[0])) {
+            clearInterval(this.drainTimer); // the loop dies with the command still queued
+            return;
+          }
+          super.drainOne();
         }
-        super.drainOne();
-      }
-    },
+      },
+    ),
+    ...INTEGER_RULES,
   ),
   mutant(
     "completes-again-a-step-later",

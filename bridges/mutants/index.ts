@@ -208,19 +208,23 @@ const basics: Mutant[] = [
       }
     },
   ),
-  mutant(
-    "drops-oldest-when-full",
-    "error.queue-full/flood",
-    "integration.bounded-state",
-    "a full queue drops its oldest command instead of rejecting",
-    class extends ReferenceBridge {
-      protected override act(params: JsonObject): Json {
-        if (this.queue.length >= this.options.maxQueuedCommands) this.queue.shift();
-        return super.act(params);
-      }
-    },
-    "fail",
-    FILLABLE,
+  // Accepting an act into a full queue is also the missing queue-full rejection (-32002).
+  alsoBreaking(
+    mutant(
+      "drops-oldest-when-full",
+      "error.queue-full/flood",
+      "integration.bounded-state",
+      "a full queue drops its oldest command instead of rejecting",
+      class extends ReferenceBridge {
+        protected override act(params: JsonObject): Json {
+          if (this.queue.length >= this.options.maxQueuedCommands) this.queue.shift();
+          return super.act(params);
+        }
+      },
+      "fail",
+      FILLABLE,
+    ),
+    "error.queue-full",
   ),
   mutant(
     "act-seq-constant",

@@ -1,5 +1,5 @@
 import { CODES, type Json, type JsonObject, ReferenceBridge, RpcError } from "../reference/bridge.js";
-import { FILLABLE, type Mutant, mutant } from "./mutant.js";
+import { alsoBreaking, FILLABLE, type Mutant, mutant } from "./mutant.js";
 
 /** The reference's act with the capacity test bent: `full` says when the queue rejects. */
 class QueueBridge extends ReferenceBridge {
@@ -82,31 +82,39 @@ export const mutants: Mutant[] = [
     "fail",
     FILLABLE,
   ),
-  mutant(
-    "queue-holds-one-more",
-    "error.queue-full/flood",
-    "error.queue-full",
-    "accepts one command past the limit: the queue holds maxQueuedCommands + 1",
-    class extends QueueBridge {
-      protected override full(): boolean {
-        return this.queue.length > this.options.maxQueuedCommands;
-      }
-    },
-    "fail",
-    FILLABLE,
+  // A queue past its configured maxQueuedCommands is also a queue not bounded by the limit status exposes.
+  alsoBreaking(
+    mutant(
+      "queue-holds-one-more",
+      "error.queue-full/flood",
+      "error.queue-full",
+      "accepts one command past the limit: the queue holds maxQueuedCommands + 1",
+      class extends QueueBridge {
+        protected override full(): boolean {
+          return this.queue.length > this.options.maxQueuedCommands;
+        }
+      },
+      "fail",
+      FILLABLE,
+    ),
+    "integration.bounded-state",
   ),
-  mutant(
-    "queue-never-full",
-    "error.queue-full/flood",
-    "error.queue-full",
-    "never rejects act: the queue grows without bound",
-    class extends QueueBridge {
-      protected override full(): boolean {
-        return false;
-      }
-    },
-    "fail",
-    FILLABLE,
+  // A queue that never fills is also a queue without a bound (bounded state).
+  alsoBreaking(
+    mutant(
+      "queue-never-full",
+      "error.queue-full/flood",
+      "error.queue-full",
+      "never rejects act: the queue grows without bound",
+      class extends QueueBridge {
+        protected override full(): boolean {
+          return false;
+        }
+      },
+      "fail",
+      FILLABLE,
+    ),
+    "integration.bounded-state",
   ),
   mutant(
     "history-one-short",

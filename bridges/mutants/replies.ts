@@ -1,5 +1,5 @@
 import { type Json, type JsonObject, ReferenceBridge } from "../reference/bridge.js";
-import { alsoBreaking, type Mutant, mutant } from "./mutant.js";
+import { type Mutant, mutant } from "./mutant.js";
 
 /** The reference with every completion it records bent by `change`. */
 const withCompletion = (change: (event: JsonObject) => JsonObject) =>
@@ -103,21 +103,17 @@ export const mutants: Mutant[] = [
     },
     "warn",
   ),
-  // The protocol smoke proves action acceptance, which an acceptance out of shape breaks too.
-  alsoBreaking(
-    mutant(
-      "command-seq-as-string",
-      "method.act/accept-and-complete",
-      "method.act",
-      'answers act with commandSeq as a numeric string ("7")',
-      class extends ReferenceBridge {
-        protected override act(params: JsonObject): Json {
-          const accepted = super.act(params) as JsonObject;
-          return { ...accepted, commandSeq: String(accepted.commandSeq) };
-        }
-      },
-    ),
-    "validation.protocol-smoke",
+  mutant(
+    "command-seq-as-string",
+    "method.act/accept-and-complete",
+    "method.act",
+    'answers act with commandSeq as a numeric string ("7")',
+    class extends ReferenceBridge {
+      protected override act(params: JsonObject): Json {
+        const accepted = super.act(params) as JsonObject;
+        return { ...accepted, commandSeq: String(accepted.commandSeq) };
+      }
+    },
   ),
   mutant(
     "latest-seq-as-string",

@@ -46,6 +46,7 @@ export const checks: ClientCheck[] = [
       if (!ctx.options.command.includes("{timeout}"))
         return {
           verdict: "skip",
+          reasonKind: "out-of-reach",
           message: "the --exec command has no {timeout} placeholder, so no timeout can be given to the client",
         };
       const runs = await Promise.all(
@@ -123,6 +124,7 @@ export const checks: ClientCheck[] = [
       if (uneven(run))
         return {
           verdict: "skip",
+          reasonKind: "out-of-reach",
           message:
             `the drip could not be served evenly in ${DRIP_TRIES} tries (a pause of ${run.longestPauseMs} ms between ` +
             `two bytes, against a timeout of ${t} ms): this machine was too busy to tell a per-read timeout apart`,

@@ -93,7 +93,7 @@ export const NEEDS_OUTCOME =
 /** The client must surface what was served as the remote error it is; without an outcome line, skip. */
 export function expectRemoteError(run: CaseRun, what: string, rules?: RuleId[]): Finding {
   if (run.killed) return killedFinding(run, what, rules);
-  if (!run.reported) return { verdict: "skip", message: NEEDS_OUTCOME };
+  if (!run.reported) return { verdict: "skip", message: NEEDS_OUTCOME, reasonKind: "not-observable" };
   if (run.reported === "remote-error") return { verdict: "pass", message: `surfaced ${what}` };
   return {
     verdict: "fail",

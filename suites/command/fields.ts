@@ -15,7 +15,7 @@ import { classesFirst, cover } from "../harness/classes.js";
 import { collectCompletions, latestSeq } from "../harness/events.js";
 import { ACCEPTED, judgedBy } from "../harness/expect.js";
 import { act, advertisedTypes, judgeCompletion } from "../harness/lifecycle.js";
-import { completed, plainCompletes, plainRejection } from "../harness/plain.js";
+import { completed, plainCompletes, plainRejection, seqRepeated } from "../harness/plain.js";
 
 type CommandField = (typeof contract.commandFields)[number];
 
@@ -120,7 +120,8 @@ async function judgeField(
     step: plain,
   });
   const broken = judgeCompletion(done.get(seq), seq, cmd, [rule, "integration.command-completion"]);
-  if (broken) return judgedBy(completes(["act"]), broken);
+  if (broken)
+    return (broken.unfinished && (await seqRepeated(ctx, conn, plain, seq))) || judgedBy(completes(["act"]), broken);
   completed(ctx, cmd.type);
   if (marker !== undefined && !done.has(marker)) {
     return judgedBy(

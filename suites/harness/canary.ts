@@ -154,6 +154,18 @@ async function probe(ctx: CheckContext, memory: CanaryMemory): Promise<Health> {
     conn,
     rpc("events", { afterSeq: cursor, limit: ctx.contract.limits.eventsLimitMax }, "canary-events"),
   );
+  // With the queue empty before it, its completion recorded under another commandSeq: act answered a number that is
+  // not the command's.
+  const under = ((resultOf(reply)?.events ?? []) as { event?: { type?: unknown; commandSeq?: unknown } }[])
+    .map((e) => e.event)
+    .find((e) => e?.type === "command_completed" && e.commandSeq !== seq);
+  if (under && left.queued === 0)
+    finding ??= diagnosis(
+      "method.act",
+      `act answered commandSeq ${seq}, but the only command acted completed as commandSeq ${JSON.stringify(under.commandSeq)}.`,
+      `commandSeq ${seq} in the command_completed event`,
+      describeReply(reply),
+    );
   if (latest > cursor && (after.queued ?? 0) === 0) {
     finding ??= diagnosis(
       "method.events",

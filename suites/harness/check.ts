@@ -48,6 +48,8 @@ export interface Finding {
   cells?: CellsReached;
   /** The plain form of the case already broke this rule: `rules` names it alone, the check's own went unjudged. */
   rootCause?: RootCause;
+  /** An accepted command that never completed, as sent: whether its plain form completes says whose fault it is. */
+  unfinished?: Record<string, unknown>;
   /** The run was interrupted (Ctrl-C) while the check ran: it was stopped there, with no verdict (`skip`). */
   interrupted?: true;
   /** With `error`: the check could not judge for a cause outside its rules (an earlier root cause, its deadline). */

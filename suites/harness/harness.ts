@@ -16,6 +16,7 @@ import {
 } from "./check.js";
 import { ConnectError, Connection, type ReadResult, type WireStats } from "./connection.js";
 import { decodeLine, judgeResponse, judgeText, repeatedName, unmarked } from "./judge.js";
+import { connectionUnserved, UNSERVED_CONNECTION } from "./plain.js";
 import { type PropertyRun, propertyFinding } from "./property.js";
 import { redactor } from "./redact.js";
 import { Judged, unterminated } from "./reply.js";
@@ -189,6 +190,7 @@ export class Harness implements CheckContext {
     const reply = await this.call(conn, this.authRequest());
     if (reply.kind !== "response") {
       throw new Fault("unserved", `The bridge did not answer auth on a new connection: ${describeReply(reply)}.`, {
+        rule: UNSERVED_CONNECTION,
         expected: "a response",
         actual: "none",
       });
@@ -449,6 +451,8 @@ export class Harness implements CheckContext {
       finding = await body();
     } catch (err) {
       finding = findingOf(err);
+      // A new connection not served: the check did not reach its own rules.
+      if (err instanceof Fault && err.detail.rule === UNSERVED_CONNECTION) finding = connectionUnserved(this, finding);
     } finally {
       this.closeAll();
     }

@@ -55,12 +55,15 @@ export function judgeCompletion(
   // Its completion may have left a small history unread (see Completions): nothing to judge.
   if (list?.every((c) => c.evicted)) return undefined;
   if (!list)
-    return fail(
-      `The accepted command ${shown} (commandSeq ${commandSeq}) never completed.`,
-      "exactly one command_completed event with its commandSeq",
-      "none within the wait",
-      rules,
-    );
+    return {
+      ...fail(
+        `The accepted command ${shown} (commandSeq ${commandSeq}) never completed.`,
+        "exactly one command_completed event with its commandSeq",
+        "none within the wait",
+        rules,
+      ),
+      unfinished: { ...cmd },
+    };
   if (list.length > 1)
     return fail(
       `The command ${shown} completed ${list.length} times.`,

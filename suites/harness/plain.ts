@@ -7,14 +7,18 @@ import type { RuleId } from "../../protocol/contract.js";
 import { type CheckContext, describeReply, errorCode, type Finding, fail, type Reply, resultOf, rpc } from "./check.js";
 import type { Connection } from "./connection.js";
 import { collectCompletions, latestSeq } from "./events.js";
-import { ACCEPTED, judgedBy } from "./expect.js";
+import { ACCEPTED, judgedBy, seqAbove } from "./expect.js";
 import { act, judgeCompletion } from "./lifecycle.js";
 
 /** What a run learnt of plain forms: the types seen completing, and the code a plain bad command got. */
 interface Known {
   completes: Set<string>;
+  /** The rules a plain form broke so far, each the root cause a check found. */
+  broken: Set<string>;
   badCode?: number | undefined;
   badAsked?: boolean;
+  /** Whether a connection that never authorized was served while another was authorized (asked once a run). */
+  unauthorizedServed?: Promise<Finding | undefined>;
 }
 
 /** Kept with the run's ledger, so one run asks once per type (the check's own context outside a run). */
@@ -22,16 +26,15 @@ const known = new WeakMap<object, Known>();
 const knownOf = (ctx: CheckContext): Known => {
   const key = ctx.ledger ?? ctx;
   let k = known.get(key);
-  if (!k) known.set(key, (k = { completes: new Set() }));
+  if (!k) known.set(key, (k = { completes: new Set(), broken: new Set() }));
   return k;
 };
 
 /** The finding's rule, named as the root cause: the check's own rules were not judged. */
-const rooted = (rule: RuleId, plain: Record<string, unknown>, finding: Finding): Finding => ({
-  ...finding,
-  rules: [rule],
-  rootCause: { rule, plain },
-});
+const rooted = (ctx: CheckContext, rule: RuleId, plain: Record<string, unknown>, finding: Finding): Finding => {
+  knownOf(ctx).broken.add(rule);
+  return { ...finding, rules: [rule], rootCause: { rule, plain } };
+};
 
 /** Takes note that a command of this type completed: a plain one of it need not be tried. */
 export const completed = (ctx: CheckContext, type: string): void => void knownOf(ctx).completes.add(type);
@@ -53,6 +56,7 @@ export async function plainCompletes(ctx: CheckContext, conn: Connection, type: 
   if (reply.kind !== "response" || reply.response.error) return undefined;
   if (r?.accepted !== true || !Number.isSafeInteger(seq))
     return rooted(
+      ctx,
       "method.act",
       plain,
       judgedBy(
@@ -71,7 +75,36 @@ export async function plainCompletes(ctx: CheckContext, conn: Connection, type: 
     k.completes.add(type);
     return undefined;
   }
-  return rooted(rule, plain, judgedBy({ kind: "completes", acts: ["plain"], after: "cursor" }, broken));
+  return (
+    (await seqRepeated(ctx, conn, plain, seq as number)) ??
+    rooted(ctx, rule, plain, judgedBy({ kind: "completes", acts: ["plain"], after: "cursor" }, broken))
+  );
+}
+
+/**
+ * Where a command's completion was not found under its commandSeq `seq`: the plain command acted again. Answered
+ * the same commandSeq, acceptances do not tell commands apart (method.act), and no completion can be matched.
+ */
+export async function seqRepeated(ctx: CheckContext, conn: Connection, plain: Command, seq: number) {
+  const again = await act(ctx, conn, plain, "plain-again");
+  if (resultOf(again)?.commandSeq !== seq) return undefined;
+  return rooted(
+    ctx,
+    "method.act",
+    plain,
+    judgedBy(
+      {
+        kind: "result",
+        expect: [seqAbove("plain")],
+        at: "plain-again",
+      },
+      fail(
+        `act ${JSON.stringify(plain)} twice in a row was answered commandSeq ${seq} both times.`,
+        "a new commandSeq for every accepted command",
+        describeReply(again),
+      ),
+    ),
+  );
 }
 
 /** The plain bad command: act without a type, which every bridge rejects as invalid params. */
@@ -100,6 +133,7 @@ export async function plainRejection(
   if (k.badCode !== code) return undefined;
   const rule = "error.invalid-params";
   return rooted(
+    ctx,
     rule,
     PLAIN_BAD,
     // A reproducer judges the plain bad command where this case sent it, else the command itself.
@@ -113,4 +147,92 @@ export async function plainRejection(
       ),
     ),
   );
+}
+
+/**
+ * A failure on an accepted command that never completed (Finding.unfinished), asked of the plain command of its
+ * type: where that does not complete either, the plain form is the cause. The first check to meet it fails the rule
+ * the plain form broke; a check that meets it after another check found it could not judge its own input, and says
+ * so (unjudged, naming the root cause), so the one fault is failed once, on its rule.
+ */
+export async function blamePlainForm(ctx: CheckContext, finding: Finding): Promise<Finding> {
+  const type = finding.unfinished?.type;
+  if (finding.verdict !== "fail" || typeof type !== "string") return finding;
+  const foundBefore = new Set(knownOf(ctx).broken);
+  const cause = await plainCompletes(ctx, await ctx.session(), type);
+  if (!cause?.rootCause) return finding;
+  if (!foundBefore.has(cause.rootCause.rule)) return cause;
+  const { rule, plain } = cause.rootCause;
+  return {
+    verdict: "error",
+    message: `inconclusive: the plain command ${JSON.stringify(plain)} does not complete either (${rule}, the root cause another check found)`,
+    reasonKind: "inconclusive",
+    unjudged: { cause: "stopped" },
+    // Counted with the root cause's rule alone: the check's own rules, judged by other checks, keep their verdicts.
+    rules: [rule as RuleId],
+    rootCause: cause.rootCause,
+  };
+}
+
+/** The plain unauthorized request: ping on a connection that never sent auth. */
+const PLAIN_UNAUTHORIZED = { method: "ping" };
+
+/**
+ * Where a connection that a refused auth should have left unauthorized was served: a connection that never sent
+ * auth, opened while an authorized one stays open (after it closes, where the bridge serves one at a time), is asked
+ * once a run. Served too: the failure on error.unauthorized, its root cause (authorization not kept per
+ * connection); else undefined, and the refusal that authorized is auth's own fault.
+ */
+export function plainUnauthorized(ctx: CheckContext): Promise<Finding | undefined> {
+  const k = knownOf(ctx);
+  k.unauthorizedServed ??= askUnauthorized(ctx);
+  return k.unauthorizedServed;
+}
+
+async function askUnauthorized(ctx: CheckContext): Promise<Finding | undefined> {
+  const unauthorized = ctx.contract.codes["error.unauthorized"];
+  const held = await ctx.session();
+  const alongside = ctx.concurrentConnections !== false;
+  if (!alongside) held.close();
+  const conn = await ctx.connect({ alongside });
+  const reply = await ctx.call(conn, rpc("ping", {}, "plain-unauthorized"));
+  held.close();
+  conn.close();
+  // Rejected, closed, or not answered at all (a second connection not served): nothing to point at.
+  if (reply.kind !== "response" || errorCode(reply) === unauthorized) return undefined;
+  return rooted(
+    ctx,
+    "error.unauthorized",
+    PLAIN_UNAUTHORIZED,
+    judgedBy(
+      { kind: "error", codes: [unauthorized!] },
+      fail(
+        `ping on a connection that never sent auth, opened ${alongside ? "while" : "after"} another was authorized, ` +
+          `was not rejected with ${unauthorized}: authorization is not kept per connection.`,
+        String(unauthorized),
+        describeReply(reply),
+      ),
+    ),
+  );
+}
+
+/** The rule a bridge breaks that stops serving new connections (auth on one goes unanswered). */
+export const UNSERVED_CONNECTION = "wire.sequential-connection";
+
+/**
+ * A check whose new connection was not served (its auth unanswered): the first to meet it fails
+ * wire.sequential-connection, its root cause; one that meets it after another check found it could not judge its
+ * own rules, and says so, naming the root cause.
+ */
+export function connectionUnserved(ctx: CheckContext, finding: Finding): Finding {
+  const plain = { method: "auth" };
+  if (!knownOf(ctx).broken.has(UNSERVED_CONNECTION)) return rooted(ctx, UNSERVED_CONNECTION, plain, finding);
+  return {
+    verdict: "error",
+    message: `inconclusive: ${finding.message} (${UNSERVED_CONNECTION}, the root cause another check found)`,
+    reasonKind: "inconclusive",
+    unjudged: { cause: "stopped" },
+    rules: [UNSERVED_CONNECTION],
+    rootCause: { rule: UNSERVED_CONNECTION, plain },
+  };
 }

@@ -174,14 +174,16 @@ async function readHistory(ctx: CheckContext, conn: Connection, maxEvents: numbe
   let cursor = 0;
   let first: number | undefined;
   let last = 0;
-  // A history of maxEvents takes maxEvents / limit pages; a few more absorb events arriving meanwhile.
-  for (let page = 0; page < Math.ceil(maxEvents / limit) + 3; page++) {
+  // Paged until the page reaches latestSeq, not until a page is short: a page shorter than asked (a limit clamped
+  // lower, method.events' fault) is no end of the history. A few more pages than maxEvents absorb events arriving.
+  for (let page = 0; page < maxEvents + 3; page++) {
     const r = await readEvents(ctx, conn, cursor, limit);
     first ??= r.latestSeq;
     last = r.latestSeq;
     seqs.push(...r.events.map((e) => e.seq));
-    if (r.events.length < limit) break;
-    cursor = r.events.at(-1)!.seq;
+    const end = r.events.at(-1)?.seq;
+    if (end === undefined || end <= cursor || end >= r.latestSeq) break;
+    cursor = end;
   }
   const statusReply = await ctx.call(conn, rpc("status", {}, "status-history"));
   const after = await latestSeq(ctx, conn);

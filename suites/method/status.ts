@@ -15,7 +15,7 @@ import {
 } from "../harness/check.js";
 import { type Connection, sleep } from "../harness/connection.js";
 import { readEvents } from "../harness/events.js";
-import { ACCEPTED, judgedBy, statusLimit } from "../harness/expect.js";
+import { ACCEPTED, judgedBy, seqAbove, statusLimit } from "../harness/expect.js";
 import { plainCompletes } from "../harness/plain.js";
 import { emptyQueue, Ledger } from "../integration/bounded-state.js";
 
@@ -206,6 +206,7 @@ export const statusQueued: Check = {
     };
     // Act whenever the queue has room by this check's count, reading status after every act and completion.
     let acts = 0;
+    const actedAs = new Map<number, string>();
     let wrong: Finding | undefined;
     const until = () => Date.now() + ctx.timeoutMs * 2;
     let quietUntil = until();
@@ -214,12 +215,26 @@ export const statusQueued: Check = {
     const acting = () => acts < QUEUED_SAMPLE || (held === 0 && acts < QUEUED_SAMPLE * QUEUED_ROUNDS);
     while (!wrong && (acting() || ledger.pending.length > 0) && Date.now() < quietUntil) {
       if (acting() && ledger.atMost < max) {
-        const { reply, commandSeq } = await ledger.send(rpc("act", { type: QUEUED, intArg: acts }, `act-${acts}`));
+        const id = `act-${acts}`;
+        const { reply, commandSeq } = await ledger.send(rpc("act", { type: QUEUED, intArg: acts }, id));
         acts++;
         if (commandSeq === undefined && errorCode(reply) !== ctx.contract.codes["error.queue-full"])
           return fail("act was not accepted.", `{"accepted":true,"commandSeq":<integer>}`, describeReply(reply), [
             "method.act",
           ]);
+        // Two acceptances under one commandSeq: no count of commands can be followed (act's fault, not status's).
+        const first = commandSeq === undefined ? undefined : actedAs.get(commandSeq);
+        if (first !== undefined)
+          return judgedBy(
+            { kind: "result", expect: [seqAbove(first)], at: id },
+            fail(
+              `act answered commandSeq ${commandSeq} again, as it did to ${first}.`,
+              "a new commandSeq for every accepted command",
+              describeReply(reply),
+              ["method.act"],
+            ),
+          );
+        if (commandSeq !== undefined) actedAs.set(commandSeq, id);
         wrong = await judge();
       } else if (await ledger.poll()) {
         quietUntil = until();

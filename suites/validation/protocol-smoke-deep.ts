@@ -8,6 +8,7 @@ import { Sequences } from "../harness/deep/sequences.js";
 import { commandOf } from "../harness/deep/steps/index.js";
 import { NO_TOKEN } from "../harness/expect.js";
 import { advertisedTypes } from "../harness/lifecycle.js";
+import { blamePlainForm } from "../harness/plain.js";
 
 // Deep stateful fuzzing: sequences over one or two connections that reach the states where real
 // bridges break (a full queue just freed, a history at its edge, auth after failures, dozens of
@@ -124,7 +125,8 @@ export const deepStates: Check = {
       Number.isSafeInteger(maxEvents) && pace.paceMs !== undefined ? pace.paceMs * (maxEvents as number) : 0;
     if (!types.length)
       cov.cannot(["command.every-advertised-type"], "the bridge advertises no command types (availableActions)");
-    const finding = await explore(ctx, cov, types, two, fullHistoryMs, pace);
+    // A command that never completed is blamed on the session only where its plain form completes.
+    const finding = await blamePlainForm(ctx, await explore(ctx, cov, types, two, fullHistoryMs, pace));
     // Without a token nothing of authorization was judged, and with every fill of the queue left out for want of
     // time, nothing of a full queue: a pass claims only the rest.
     const unjudged = [

@@ -48,6 +48,8 @@ export const overLimit: Check = {
               "The bridge ran the request that followed the limit inside an oversized line.",
               "the whole oversized line rejected",
               `a response with id "${TAIL_ID}"`,
+              // Where a line ends is framing: its rejection's code was not judged.
+              ["wire.line-limit"],
             ),
           );
         }

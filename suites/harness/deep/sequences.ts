@@ -1,6 +1,6 @@
 // How the deep check runs its sequences: each a session of commands over the model and the bridge, from the bridge
 // as it ought to start (fresh where this tool owns it, on from the sequence before where that is how it is judged),
-// a fault found turned into the smoke rule's failure beside the rule it broke; and what ran, counted.
+// a fault found failing the rule it broke (the smoke rule where it names none); and what ran, counted.
 
 import fc from "fast-check";
 import type { Coverage } from "../cells.js";
@@ -54,14 +54,14 @@ export class Sequences {
       const broken = await finish(real);
       if (broken) {
         this.failing = true;
-        return { ...broken, rules: ["validation.protocol-smoke", ...(broken.rules ?? [])] };
+        return broken;
       }
     } catch (err) {
-      // A session that goes wrong fails the smoke rule as well as the rule it broke.
+      // A session that goes wrong fails the rule it broke, once; the smoke rule where the fault is the session's.
       if (err instanceof Fault && err.kind === "violation") {
         this.failing = true;
-        const { rule, expected = "", actual = "" } = err.detail;
-        return fail(err.message, expected, actual, ["validation.protocol-smoke", ...(rule ? [rule] : [])]);
+        const { rule = "validation.protocol-smoke", expected = "", actual = "" } = err.detail;
+        return fail(err.message, expected, actual, [rule]);
       }
       if (err instanceof Fault && (err.kind === "unserved" || err.kind === "target-lost")) this.failing = true;
       if (err instanceof Fault && err.kind === "deadline") this.cutShort++;
