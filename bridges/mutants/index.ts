@@ -64,6 +64,18 @@ const basics: Mutant[] = [
     },
   ),
   mutant(
+    "silent-before-auth",
+    "error.unauthorized/before-auth",
+    "error.unauthorized",
+    "answers nothing but auth before auth, where the contract asks for the unauthorized error",
+    class extends ReferenceBridge {
+      protected override handleLine(session: Session, line: Buffer): JsonObject | undefined {
+        const reply = super.handleLine(session, line);
+        return (reply?.error as { code?: unknown } | undefined)?.code === CODES.unauthorized ? undefined : reply;
+      }
+    },
+  ),
+  mutant(
     "wrong-token-error",
     "method.auth/wrong-then-right",
     "method.auth",

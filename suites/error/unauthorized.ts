@@ -81,6 +81,8 @@ export const beforeAuth: Check = {
         }
         const reply = await ctx.call(conn, rpc(call.method, call.params, 1));
         if (errorCode(reply) === unauthorized) return pass("rejected");
+        // No reply at all: is any new connection served? Where one's auth goes unanswered too, that is the cause.
+        if (reply.kind !== "response") (await ctx.session()).close();
         const where = call.afterReconnect
           ? "on a new connection after another was authorized"
           : call.wrongToken !== undefined
@@ -89,7 +91,8 @@ export const beforeAuth: Check = {
         // The contract rejects every method but auth until the connection is authorized: unknown ones included.
         const unknown = ctx.contract.methods.includes(call.method) ? "" : " (an unknown method is still a method)";
         return judgedBy(
-          { kind: "error", codes: [unauthorized!] },
+          // The call judged, not the auth that asked whether a new connection is served.
+          { kind: "error", codes: [unauthorized!], at: 1 },
           fail(
             `${call.method} ${where} was not rejected with ${unauthorized}${unknown}.`,
             String(unauthorized),

@@ -196,10 +196,12 @@ async function askUnauthorized(ctx: CheckContext): Promise<Finding | undefined> 
   if (!alongside) held.close();
   const conn = await ctx.connect({ alongside });
   const reply = await ctx.call(conn, rpc("ping", {}, "plain-unauthorized"));
+  // Not answered: where auth on that same connection is, the connection was served and the rejection is missing;
+  // where auth is not answered either (a second connection not served), there is nothing to point at.
+  const silent = reply.kind !== "response" && (await ctx.call(conn, ctx.authRequest("plain-auth"))).kind === "response";
   held.close();
   conn.close();
-  // Rejected, closed, or not answered at all (a second connection not served): nothing to point at.
-  if (reply.kind !== "response" || errorCode(reply) === unauthorized) return undefined;
+  if (!silent && (reply.kind !== "response" || errorCode(reply) === unauthorized)) return undefined;
   return rooted(
     ctx,
     "error.unauthorized",
