@@ -1,6 +1,6 @@
 import type { Socket } from "node:net";
 import { type Json, ReferenceBridge, type Request, type Session } from "../reference/bridge.js";
-import { type Mutant, mutant } from "./mutant.js";
+import { alsoBreaking, type Mutant, mutant } from "./mutant.js";
 
 // Faults of resource lifetimes and volumes: each bridge serves a fresh session and every single request, and breaks
 // only after what many connections leave behind, many lines in one read, or one id used again elsewhere.
@@ -72,26 +72,31 @@ export const mutants: Mutant[] = [
       }
     },
   ),
-  mutant(
-    "retry-cache-across-connections",
-    DEEP,
-    "wire.response-envelope",
-    "takes a new connection's first request whose id is that of the last reply written (on another connection) for a " +
-      "retry after a reconnect, and answers it from that reply, whatever its method",
-    class extends ReferenceBridge {
-      private last?: { session: Session; id: string; result: Json };
-      private readonly started = new WeakSet<Session>();
-      protected override dispatch(session: Session, request: Request): Json {
-        if (request.method === "auth") return super.dispatch(session, request);
-        const id = JSON.stringify(request.id);
-        const first = !this.started.has(session);
-        this.started.add(session);
-        const { last } = this;
-        if (first && session.authorized && last && last.session !== session && last.id === id) return last.result;
-        const result = super.dispatch(session, request);
-        this.last = { session, id, result };
-        return result;
-      }
-    },
+  // Whichever method a new connection asks first with a cached id gets another method's reply: a status asked so
+  // is no status, so the fault breaks method.status too, in the order the checks run.
+  alsoBreaking(
+    mutant(
+      "retry-cache-across-connections",
+      DEEP,
+      "wire.response-envelope",
+      "takes a new connection's first request whose id is that of the last reply written (on another connection) for a " +
+        "retry after a reconnect, and answers it from that reply, whatever its method",
+      class extends ReferenceBridge {
+        private last?: { session: Session; id: string; result: Json };
+        private readonly started = new WeakSet<Session>();
+        protected override dispatch(session: Session, request: Request): Json {
+          if (request.method === "auth") return super.dispatch(session, request);
+          const id = JSON.stringify(request.id);
+          const first = !this.started.has(session);
+          this.started.add(session);
+          const { last } = this;
+          if (first && session.authorized && last && last.session !== session && last.id === id) return last.result;
+          const result = super.dispatch(session, request);
+          this.last = { session, id, result };
+          return result;
+        }
+      },
+    ),
+    "method.status",
   ),
 ];
