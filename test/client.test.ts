@@ -170,6 +170,8 @@ describe("client mode against a client in plain Python", () => {
       expect(report.summary.warn).toBe(0);
       for (const rule of report.rules) {
         if (rule.reason === BRIDGE_DUTY) continue;
+        // A skip says what kind of reason it gives, as a fact reporters read.
+        for (const check of rule.checks) if (check.verdict === "skip") expect(check.reasonKind, check.id).toBeDefined();
         if (rule.id.endsWith(".method.events")) {
           expect(checksOf(rule)).toEqual([FOLLOW_SKIPS_PING]);
           continue;

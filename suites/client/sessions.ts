@@ -104,7 +104,11 @@ const reconnectAuth: ClientCheck = {
     if (blocked) return blocked;
     const tokenEnv = ctx.contract.defaults.tokenEnv;
     if (!run.requests.some((c) => c.some((r) => methodOf(r) === "auth")))
-      return { verdict: "skip", message: `the client sent no auth request with a token in ${tokenEnv}` };
+      return {
+        verdict: "skip",
+        message: `the client sent no auth request with a token in ${tokenEnv}`,
+        reasonKind: "not-observable",
+      };
     const unauthorized = run.requests.findIndex((c, i) => i > 0 && c.length > 0 && methodOf(c[0]!) !== "auth");
     if (unauthorized !== -1)
       return {
@@ -122,6 +126,7 @@ const reconnectAuth: ClientCheck = {
         verdict: "skip",
         message:
           "the client did not reconnect after the connection closed without a reply, so re-authorization is not observable",
+        reasonKind: "not-observable",
       };
     return { verdict: "pass", message: `authorized each of ${run.connections} connections before its request` };
   },
@@ -214,7 +219,7 @@ const linesInOneWrite: ClientCheck = {
       return expectAccepted(run, "its reply followed by 200 unsolicited error lines in one write");
     if (run.outcome === "result" || run.outcome === "accepted")
       return { verdict: "pass", message: "took the first line of a write of 201 lines as its reply" };
-    if (!run.reported) return { verdict: "skip", message: NEEDS_OUTCOME };
+    if (!run.reported) return { verdict: "skip", message: NEEDS_OUTCOME, reasonKind: "not-observable" };
     return { verdict: "pass", message: "refused the unsolicited lines after its reply" };
   },
 };
@@ -252,11 +257,13 @@ const followPages: ClientCheck = {
     const blocked = notConnected(run);
     if (blocked) return blocked;
     if (run.killed) return expectAccepted(run, `events pages (${pages.length} served)`);
-    if (pages.length === 0) return { verdict: "skip", message: "the client command does not read events" };
+    if (pages.length === 0)
+      return { verdict: "skip", message: "the client command does not read events", reasonKind: "not-observable" };
     if (pages.length === 1)
       return {
         verdict: "skip",
         message: "the client read one page of events and did not ask for the next, so paging is not observable",
+        reasonKind: "not-observable",
       };
     for (let i = 1; i < pages.length; i++) {
       const { last } = pages[i - 1]!;
