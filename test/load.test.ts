@@ -2,13 +2,13 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mutants } from "../bridges/mutants/index.js";
-import { ReferenceBridge } from "../bridges/reference/bridge.js";
+import { type Json, type JsonObject, ReferenceBridge } from "../bridges/reference/bridge.js";
 import { contract } from "../protocol/contract.js";
 import type { Report } from "../reports/types.js";
 import { clientChecks } from "../suites/client/index.js";
 import { runClientProcess } from "../suites/client/process.js";
 import { Connection } from "../suites/harness/connection.js";
-import { machine } from "../suites/harness/machine.js";
+import { Machine, machine, runQueueMs } from "../suites/harness/machine.js";
 import { allChecks } from "../suites/index.js";
 import { problems, runClientSuite, runSuite, verdictOf } from "./helpers.js";
 
@@ -88,6 +88,28 @@ describe("the machine's own stalls", () => {
     expect(machine.since(mark)).toBeGreaterThanOrEqual(300 - 60);
   });
 
+  it("count the time this process waited for a CPU, and a stall that was such a wait once", () => {
+    let queued = 0;
+    const measured = new Machine(() => queued);
+    const mark = measured.mark();
+    queued += 500;
+    expect(measured.since(mark)).toBe(500);
+    // A stall while descheduled shows both as lateness and as time queued: counted once, so never more than the
+    // time that passed (and the sampler's period, as lateness counts from the tick planned before the mark).
+    const t0 = Date.now();
+    const again = measured.mark();
+    stand(300);
+    queued += 300;
+    const lost = measured.since(again);
+    expect(lost).toBeGreaterThanOrEqual(300);
+    expect(lost).toBeLessThanOrEqual(Date.now() - t0 + 20);
+  });
+
+  it("are read from the system where it says how long this process waited for a CPU", () => {
+    if (process.platform !== "linux") return;
+    expect(runQueueMs()).toBeTypeOf("number");
+  });
+
   it("do not make a client that ended during one a client still running", async () => {
     const exit = runClientProcess({
       command: "exit 0",
@@ -106,6 +128,38 @@ describe("the machine's own stalls", () => {
     const report = await clientRun(`${CLIENT} --mutant per-read-timeout`, ["validation.finite-timeout/drip-feed"]);
     clearTimeout(stall);
     expect(checkOf(report, "validation.finite-timeout/drip-feed")?.verdict).toBe("warn");
+  }, 60_000);
+
+  it("do not make a history fill the bridge can make look too slow for the budget", async () => {
+    // The machine stands still while the bridge completes its first commands: five commands over 600 ms would
+    // project a fill of minutes, though the bridge completes one every few milliseconds.
+    const mutant = mutants.find((m) => m.name === "limit-clamped-at-499")!;
+    const report = await runSuite(
+      (token) => {
+        const bridge = mutant.create({ token, ...FAST });
+        // The instance's act, held up on the second command: the stall is this process's, as the bridge is in it.
+        const held = bridge as unknown as { act(params: JsonObject): Json };
+        const act = held.act.bind(bridge);
+        let acts = 0;
+        held.act = (params) => {
+          if (++acts === 2) stand(600);
+          return act(params);
+        };
+        return bridge;
+      },
+      { checks: allChecks.filter((c) => c.id === mutant.check), timeoutMs: 400, profile: "quick" },
+    );
+    expect(checkOf(report, mutant.check)?.verdict, checkOf(report, mutant.check)?.message).toBe("fail");
+  }, 60_000);
+
+  it("still skip a fill whose bridge is too slow for the budget, having measured it", async () => {
+    const report = await runSuite(
+      (token) => new ReferenceBridge({ token, maxEvents: contract.limits.eventsLimitMax + 20, drainIntervalMs: 40 }),
+      { checks: allChecks.filter((c) => c.id === "method.events/limit-max"), timeoutMs: 400, profile: "quick" },
+    );
+    const check = checkOf(report, "method.events/limit-max");
+    expect(check?.verdict).toBe("skip");
+    expect(check?.message).toMatch(/at this bridge's pace \(\d+\.\d ms a command, measured over \d+\)/);
   }, 60_000);
 
   it("do not make a reply that came during one a missing reply", async () => {

@@ -4,6 +4,7 @@ import type { Oracle } from "../../protocol/verdict.js";
 import { type CheckContext, type Finding, fail, pass, resultOf, rpc, skip } from "./check.js";
 import { judgedBy, statusLimit } from "./expect.js";
 import { makeEvents } from "./lifecycle.js";
+import { machine } from "./machine.js";
 import { needing, readAll } from "./paging.js";
 
 /** The history bound, judged from the history as it is: `taken` when events made before the check were retained. */
@@ -11,11 +12,10 @@ export async function historyBoundFrom(ctx: CheckContext): Promise<{ finding: Fi
   const conn = await ctx.session();
   const maxEvents = await statusLimit(ctx, conn, "maxEvents");
   if (typeof maxEvents !== "number") return { finding: maxEvents, taken: false };
-  // Measure the drain rate on the first few commands before committing to the rest.
-  const t0 = Date.now();
-  const made = await makeEvents(ctx, 5);
+  // The first few commands mark the oldest events that must go; their time starts the pace the rest is made at.
+  const pace = new FillPace(ctx);
+  const made = await pace.make(5);
   if (typeof made !== "number") return { finding: made, taken: false };
-  const perCommand = (Date.now() - t0) / 5;
   const start = await readAll(ctx, await ctx.session(), 0);
   const taken = start.events.some((e) => e.seq <= made);
   // The five oldest retained (or all, in a smaller history) must go once maxEvents newer events exist. Seqs may
@@ -24,15 +24,8 @@ export async function historyBoundFrom(ctx: CheckContext): Promise<{ finding: Fi
   const gone = oldest[oldest.length - 1]?.seq ?? start.latestSeq;
   const newer = start.events.filter((e) => e.seq > gone).length;
   const needed = Math.max(1, maxEvents - newer);
-  if (perCommand * needed > ctx.timeBudgetMs) {
-    const finding = skip(
-      `Completing ${needed} more commands would take about ${Math.round((perCommand * needed) / 1000)} s at this ` +
-        `bridge's pace, over this profile's ${ctx.timeBudgetMs / 1000} s budget (--profile thorough allows more).`,
-    );
-    return { finding, taken };
-  }
-  const rest = await makeEvents(ctx, needed);
-  if (typeof rest !== "number") return { finding: rest, taken };
+  const rest = await pace.fill(needed, `Completing ${needed} more commands`);
+  if (rest) return { finding: rest, taken };
   return { finding: await judgeHistoryBound(ctx, maxEvents, gone, newer + needed, 5 + needed), taken };
 }
 
@@ -95,24 +88,59 @@ async function judgeHistoryBound(
   return pass(`After ${made} completions the history held ${retained} events (maxEvents ${maxEvents}).`);
 }
 
-/**
- * Completes `needed` more commands so that over `max` events are retained: five first to measure the pace,
- * the rest only if they fit the time budget. Returns the finding that stopped it, if any.
- */
+/** Completes `needed` more commands so that over `max` events are retained, as far as the time budget allows. */
 export async function fillHistory(ctx: CheckContext, needed: number, max: number): Promise<Finding | undefined> {
-  const t0 = Date.now();
-  const probe = await makeEvents(ctx, Math.min(5, needed));
-  if (typeof probe !== "number") return probe;
-  const perCommand = (Date.now() - t0) / Math.min(5, needed);
-  if (perCommand * needed > ctx.timeBudgetMs)
-    return skip(
-      `Completing the ${needed} more commands needed for over ${max} retained events would take about ` +
-        `${Math.round((perCommand * needed) / 1000)} s at this bridge's pace, over this profile's ` +
-        `${ctx.timeBudgetMs / 1000} s budget (--profile thorough allows more).`,
-    );
-  if (needed > 5) {
-    const made = await makeEvents(ctx, needed - 5);
-    if (typeof made !== "number") return made;
+  return new FillPace(ctx).fill(
+    needed,
+    `Completing the ${needed} more commands needed for over ${max} retained events`,
+  );
+}
+
+/** The share of the budget a pace must be measured over before it may skip a fill: a few commands are noise. */
+export const SAMPLE_SHARE = 20;
+
+/**
+ * Commands made at the bridge's pace, within the profile's time budget. The pace is the wall time less what this
+ * machine lost meanwhile, measured over a growing sample: a moment the machine stood still, or a hiccup in the first
+ * few commands, is not a slow bridge, and a fill the bridge can make is not skipped because the machine was busy.
+ */
+class FillPace {
+  private readonly t0 = Date.now();
+  private readonly mark = machine.mark();
+  private made = 0;
+
+  constructor(private readonly ctx: CheckContext) {}
+
+  /** The bridge's time so far. */
+  private ms(): number {
+    return Math.max(0, Date.now() - this.t0 - machine.since(this.mark));
   }
-  return undefined;
+
+  /** Makes `count` commands; the seq before them, or the finding that stopped them. */
+  async make(count: number): Promise<number | Finding> {
+    const made = await makeEvents(this.ctx, count);
+    if (typeof made === "number") this.made += count;
+    return made;
+  }
+
+  /** Makes `needed` more in batches that double, each only while the pace so far says the rest fits the budget. */
+  async fill(needed: number, what: string): Promise<Finding | undefined> {
+    const budget = this.ctx.timeBudgetMs;
+    for (let left = needed; left > 0; ) {
+      const ms = this.ms();
+      const perCommand = ms / Math.max(1, this.made);
+      const measured = this.made >= 5 && ms >= budget / SAMPLE_SHARE;
+      if ((measured && ms + perCommand * left > budget) || ms > budget)
+        return skip(
+          `${what} would take about ${Math.round((perCommand * left) / 1000)} s more at this bridge's pace ` +
+            `(${perCommand.toFixed(1)} ms a command, measured over ${this.made}), over this profile's ` +
+            `${budget / 1000} s budget (--profile thorough allows more).`,
+        );
+      const batch = Math.min(left, Math.max(5, this.made));
+      const made = await this.make(batch);
+      if (typeof made !== "number") return made;
+      left -= batch;
+    }
+    return undefined;
+  }
 }

@@ -3,6 +3,8 @@
 // or an exit that could not be seen while this process stood still is not a peer that was late.
 // See docs/ARCHITECTURE.md, "Time on a busy machine".
 
+import { readFileSync } from "node:fs";
+
 /** How often the event loop is sampled. */
 const TICK_MS = 20;
 /** A tick this much later than planned was a moment the loop did not run; shorter delays are the timer's noise. */
@@ -14,19 +16,39 @@ export interface MachineWait {
   mark: number;
 }
 
-/** The event loop's lost time, sampled by a timer that keeps no process alive. */
-class Machine {
+/**
+ * Milliseconds this process's main thread has waited for a CPU while ready to run, where the system says (Linux's
+ * schedstat): on a loaded machine most of what it loses comes in slices too short for a late tick to show.
+ */
+export function runQueueMs(): number | undefined {
+  try {
+    const waited = Number(readFileSync("/proc/self/schedstat", "utf8").split(" ")[1]);
+    return Number.isFinite(waited) ? waited / 1e6 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The event loop's lost time, sampled by a timer that keeps no process alive. Each tick counts the larger of its
+ * lateness (a stall: this process ran something else, or did not run) and the time it waited for a CPU: they
+ * overlap, so adding them would count a descheduled moment twice.
+ */
+export class Machine {
   private lostMs = 0;
   private planned = 0;
+  private queued = 0;
   private timer: NodeJS.Timeout | undefined;
   /** The last stall the sampler saw end: when, and how long it was. */
   private lastStall = { at: 0, ms: 0 };
 
-  /** Milliseconds this process has stood still since it started measuring, a stall under way included. */
+  constructor(private readonly waitedForCpu: () => number | undefined = runQueueMs) {}
+
+  /** Milliseconds this process has stood still since it started measuring, the tick under way included. */
   lost(now = Date.now()): number {
     if (!this.timer) this.start(now);
     const late = now - this.planned;
-    return this.lostMs + (late > STALL_MS ? late : 0);
+    return this.lostMs + Math.max(late > STALL_MS ? late : 0, this.queuedSinceTick());
   }
 
   /** A mark to measure from: `since(mark)` is what was lost after it. */
@@ -59,15 +81,24 @@ class Machine {
     return now - this.lastStall.at <= TICK_MS ? this.lastStall.ms : 0;
   }
 
+  /** Time waited for a CPU since the last tick (0 where the system does not say); `tick` starts the next count. */
+  private queuedSinceTick(tick = false): number {
+    const queued = this.waitedForCpu();
+    if (queued === undefined) return 0;
+    const waited = Math.max(0, queued - this.queued);
+    if (tick) this.queued = queued;
+    return waited;
+  }
+
   private start(now: number): void {
     this.planned = now + TICK_MS;
+    this.queued = this.waitedForCpu() ?? 0;
     this.timer = setInterval(() => {
       const at = Date.now();
       const late = at - this.planned;
-      if (late > STALL_MS) {
-        this.lostMs += late;
-        this.lastStall = { at, ms: late };
-      }
+      const stalled = late > STALL_MS ? late : 0;
+      if (stalled) this.lastStall = { at, ms: late };
+      this.lostMs += Math.max(stalled, this.queuedSinceTick(true));
       this.planned = at + TICK_MS;
     }, TICK_MS).unref();
   }

@@ -15,6 +15,8 @@ import {
 import { type Connection, sleep } from "../harness/connection.js";
 import { latestSeq, readEvents } from "../harness/events.js";
 import { ACCEPTED, judgedBy, statusLimit } from "../harness/expect.js";
+import { SAMPLE_SHARE } from "../harness/history.js";
+import { machine } from "../harness/machine.js";
 import { plainCompletes } from "../harness/plain.js";
 
 // The bridge drains its queue concurrently with the tool, so the number of accepted commands not yet
@@ -211,6 +213,7 @@ async function fill(
   maxQueued: number,
 ): Promise<Finding | boolean> {
   const t0 = Date.now();
+  const mark = machine.mark();
   const before = observed.size;
   let grewAt = t0;
   let acts = 0;
@@ -221,12 +224,14 @@ async function fill(
     if (observed.size > size) grewAt = Date.now();
     // The history stopped growing though commands were accepted: judge what a history of this size shows.
     if (Date.now() - grewAt > ctx.timeoutMs * 2) return true;
-    // A few events measure the pace; it says whether the rest fits the budget.
-    const elapsed = Date.now() - t0;
+    // The events made so far measure the bridge's pace (less what this machine lost meanwhile); once they span a
+    // share of the budget, it says whether the rest fits.
+    const elapsed = Math.max(0, Date.now() - t0 - machine.since(mark));
     const made = observed.size - before;
     const needed = maxEvents + 1 - observed.size;
     const perEvent = elapsed / Math.max(1, made);
-    if ((made >= 3 && elapsed + perEvent * needed > ctx.timeBudgetMs) || elapsed > ctx.timeBudgetMs)
+    const measured = made >= 3 && elapsed >= ctx.timeBudgetMs / SAMPLE_SHARE;
+    if ((measured && elapsed + perEvent * needed > ctx.timeBudgetMs) || elapsed > ctx.timeBudgetMs)
       return skip(
         `Making the ${needed} more events that exceed maxEvents ${maxEvents} would take about ` +
           `${Math.round((perEvent * needed) / 1000)} s at this bridge's pace (${perEvent.toFixed(1)} ms an event), ` +
