@@ -25,12 +25,7 @@ import { runSuite } from "./helpers.js";
 /**
  * Open defects: mutant -> the rules it fails beyond its own, each with why. Keep it small; a fix removes its entry.
  */
-const KNOWN_MISBLAMES: Record<string, Record<string, string>> = {
-  "id-retry-cache": {
-    "integration.command-completion":
-      "completion polls repeat one id on a connection (as the deep check's own detection relies on), so a retry cache answers them a stale page",
-  },
-};
+const KNOWN_MISBLAMES: Record<string, Record<string, string>> = {};
 
 const FAST = { maxEvents: 40, maxQueuedCommands: 16, drainIntervalMs: 2 };
 /** Runs at a time: a run mostly waits on the bridge's replies and game loop. */

@@ -100,9 +100,9 @@ export const mutants: Mutant[] = [
   mutant(
     "id-retry-cache",
     DEEP,
-    "method.events",
+    "wire.response-envelope",
     "answers a request whose id repeats the previous one on the connection from a retry cache, without running it " +
-      "(the second of two events reads with one id gets the first's page)",
+      "(a status with the id of the ping before it gets the ping's reply)",
     class extends ReferenceBridge {
       private readonly last = new WeakMap<Session, { id: string; result: Json }>();
       protected override dispatch(session: Session, request: Request): Json {

@@ -48,6 +48,18 @@ export class Completions extends Map<number, Completion[]> {
 }
 
 /** Reads events after a cursor, judging the events rule on the way. */
+const polls = new WeakMap<Connection, number>();
+
+/**
+ * An id for one read of a poll, new on its connection: a poll that repeated one id would meet a bridge's handling of
+ * a repeated id (a retry cache), which the deep session's same-id steps judge, where it means to read the state.
+ */
+export function pollId(conn: Connection, prefix: string): string {
+  const n = (polls.get(conn) ?? 0) + 1;
+  polls.set(conn, n);
+  return `${prefix}-${n}`;
+}
+
 export async function readEvents(
   ctx: CheckContext,
   conn: Connection,
@@ -249,7 +261,7 @@ async function follow(
   let turnStarted = Date.now();
   let planned = 0;
   for (;;) {
-    const page = await readEvents(ctx, conn, cursor, pageMax, "completions");
+    const page = await readEvents(ctx, conn, cursor, pageMax, pollId(conn, "completions"));
     // A turn (a pause and a read) far longer than planned is a moment this machine or the bridge did not run
     // at all (a loaded machine, a collector's pause): not time the game loop had to complete the command.
     const over = Date.now() - turnStarted - planned;
@@ -378,6 +390,6 @@ function unobservable(seen: Completions, missing: number[]): Completions {
 
 /** Whether status says no command is queued (a bridge that does not say is taken at its word: nothing to wait for). */
 async function queueEmpty(ctx: CheckContext, conn: Connection): Promise<boolean> {
-  const queued = resultOf(await ctx.call(conn, rpc("status", {}, "queue")))?.queuedCommands;
+  const queued = resultOf(await ctx.call(conn, rpc("status", {}, pollId(conn, "queue"))))?.queuedCommands;
   return typeof queued !== "number" || queued === 0;
 }

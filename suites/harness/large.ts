@@ -2,7 +2,7 @@
 // each reply line measured.
 import { type CheckContext, describeReply, type Finding, fail, resultOf, rpc, skip } from "./check.js";
 import type { Connection } from "./connection.js";
-import { collectCompletions, judgeEvents, latestSeq } from "./events.js";
+import { collectCompletions, judgeEvents, latestSeq, pollId } from "./events.js";
 import { judgedBy } from "./expect.js";
 import { act, judgeCompletion, makeEvents } from "./lifecycle.js";
 
@@ -86,7 +86,7 @@ export async function pageThrough(
   let largest = 0;
   let pages = 0;
   for (let read = 0; read < 1000; read++) {
-    const reply = await ctx.call(conn, rpc("events", { afterSeq: cursor, limit: max }, id));
+    const reply = await ctx.call(conn, rpc("events", { afterSeq: cursor, limit: max }, pollId(conn, id)));
     const page = judgeEvents(resultOf(reply), cursor, describeReply(reply));
     if (reply.kind === "response") largest = Math.max(largest, reply.raw.length);
     if (!page.events.length) {

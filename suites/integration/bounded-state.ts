@@ -13,7 +13,7 @@ import {
   skip,
 } from "../harness/check.js";
 import { type Connection, sleep } from "../harness/connection.js";
-import { latestSeq, readEvents } from "../harness/events.js";
+import { latestSeq, pollId, readEvents } from "../harness/events.js";
 import { ACCEPTED, judgedBy, statusLimit } from "../harness/expect.js";
 import { SAMPLE_SHARE } from "../harness/history.js";
 import { machine } from "../harness/machine.js";
@@ -60,7 +60,7 @@ export class Ledger {
     const limit = this.ctx.contract.limits.eventsLimitMax;
     const before = this.seen.size;
     for (;;) {
-      const page = await readEvents(this.ctx, this.conn, this.cursor, limit);
+      const page = await readEvents(this.ctx, this.conn, this.cursor, limit, pollId(this.conn, "ledger"));
       for (const { seq, event } of page.events) {
         this.seen.add(seq);
         this.cursor = seq;

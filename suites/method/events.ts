@@ -3,7 +3,7 @@ import type { JsonPath } from "../../protocol/verdict.js";
 import { type Check, type CheckContext, type Finding, fail, pass, resultOf, rpc, skip } from "../harness/check.js";
 import { classesFirst, cover } from "../harness/classes.js";
 import type { Connection } from "../harness/connection.js";
-import { type EventsResult, latestSeq, readEvents } from "../harness/events.js";
+import { type EventsResult, latestSeq, pollId, readEvents } from "../harness/events.js";
 import { judgedBy, statusLimit } from "../harness/expect.js";
 import { fillHistory, historyBoundFrom } from "../harness/history.js";
 import { clearLargeCompletions, largeText, makeLargeCompletions, pageThrough } from "../harness/large.js";
@@ -76,11 +76,12 @@ export const eventsCursor: Check = {
         const afterSeq = cursors[at]!;
         for (let attempt = 0; attempt < 3; attempt++) {
           const retained = await readAll(ctx, s, afterSeq);
-          const called = await eventsCall(ctx, s, { afterSeq, limit }, "limit");
+          const id = pollId(s, "limit");
+          const called = await eventsCall(ctx, s, { afterSeq, limit }, id);
           if (!("page" in called)) return needing(called, after.latestSeq);
           if (retained.changed || called.page.latestSeq !== retained.latestSeq) continue;
           const what = `events after ${afterSeq} with limit ${limit}`;
-          const broken = judgePage(ctx, called.page, retained.events, afterSeq, limit, what, called.shown, "limit");
+          const broken = judgePage(ctx, called.page, retained.events, afterSeq, limit, what, called.shown, id);
           // The events this case reads were made before it: a reproducer makes as many first.
           return broken ? needing(broken, after.latestSeq) : pass("ok");
         }
@@ -137,11 +138,12 @@ async function firstPages(ctx: CheckContext, c: Connection, made: number): Promi
     if (retained.changed) return "changed";
     const upTo = Math.min(retained.events.length - 1, 3);
     for (let limit = ctx.contract.limits.eventsLimitMin; limit <= upTo; limit++) {
-      const called = await eventsCall(ctx, c, { afterSeq: cursor, limit }, "first-page");
+      const id = pollId(c, "first-page");
+      const called = await eventsCall(ctx, c, { afterSeq: cursor, limit }, id);
       if (!("page" in called)) return called;
       if (called.page.latestSeq !== retained.latestSeq) return "changed";
       const what = `events after ${cursor} with limit ${limit}`;
-      const broken = judgePage(ctx, called.page, retained.events, cursor, limit, what, called.shown, "first-page");
+      const broken = judgePage(ctx, called.page, retained.events, cursor, limit, what, called.shown, id);
       if (broken) return broken;
       compared++;
     }
@@ -429,14 +431,15 @@ export const limitMax: Check = {
         );
       let changed = false;
       for (const limit of [max - 1, max, max + 1, Number.MAX_SAFE_INTEGER]) {
-        const called = await eventsCall(ctx, c, { afterSeq: 0, limit }, "limit-max");
+        const id = pollId(c, "limit-max");
+        const called = await eventsCall(ctx, c, { afterSeq: 0, limit }, id);
         if (!("page" in called)) return needing(called, all.latestSeq);
         if (called.page.latestSeq !== all.latestSeq) {
           changed = true;
           break;
         }
         const what = `events after 0 with limit ${limit} (${retained} retained)`;
-        const broken = judgePage(ctx, called.page, all.events, 0, limit, what, called.shown, "limit-max");
+        const broken = judgePage(ctx, called.page, all.events, 0, limit, what, called.shown, id);
         if (broken) return needing(broken, all.latestSeq);
       }
       if (!changed)
