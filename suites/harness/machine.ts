@@ -44,11 +44,15 @@ export class Machine {
 
   constructor(private readonly waitedForCpu: () => number | undefined = runQueueMs) {}
 
-  /** Milliseconds this process has stood still since it started measuring, the tick under way included. */
-  lost(now = Date.now()): number {
+  /**
+   * Milliseconds this process has stood still since it started measuring, the tick under way included; `cheap`
+   * leaves out the tick's time queued for a CPU, which costs a read of the system's counters (a mark taken on every
+   * round trip then counts at most one tick's queueing more as lost).
+   */
+  lost(now = Date.now(), cheap = false): number {
     if (!this.timer) this.start(now);
     const late = now - this.planned;
-    return this.lostMs + Math.max(late > STALL_MS ? late : 0, this.queuedSinceTick());
+    return this.lostMs + Math.max(late > STALL_MS ? late : 0, cheap ? 0 : this.queuedSinceTick());
   }
 
   /** A mark to measure from: `since(mark)` is what was lost after it. */
@@ -62,7 +66,7 @@ export class Machine {
 
   /** A wait of `ms` from `now`, to be lengthened by what this process loses while it runs. */
   wait(ms: number, now = Date.now()): MachineWait {
-    return { until: now + ms, ms, mark: this.lost(now) };
+    return { until: now + ms, ms, mark: this.lost(now, true) };
   }
 
   /** What the wait has left: lengthened by the stalls since it began, at most by its own length and by `most`. */
