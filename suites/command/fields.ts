@@ -10,8 +10,10 @@ import {
   fail,
   pass,
   resultOf,
+  rpc,
 } from "../harness/check.js";
 import { classesFirst, cover } from "../harness/classes.js";
+import type { Connection } from "../harness/connection.js";
 import { collectCompletions, latestSeq } from "../harness/events.js";
 import { ACCEPTED, judgedBy } from "../harness/expect.js";
 import { act, advertisedTypes, judgeCompletion } from "../harness/lifecycle.js";
@@ -52,6 +54,7 @@ export const fieldChecks: Check[] = contract.commandFields.map(({ field, rule, k
         ...classesFirst(classes, Math.max(2, Math.max(5, Math.ceil(ctx.runs / 4)) - (EDGES[kind]?.length ?? 0))),
         restartAfterFailure: true,
         sharedBy: contract.commandFields.length,
+        settle: (cases) => settleTogether(ctx, { field, rule, kind }, pool, cases),
       },
     );
   },
@@ -137,6 +140,86 @@ async function judgeField(
   }
   // The contract asks only that an accepted command completes: a project may read an ill-typed value its way.
   return pass(ill ? "accepted and completed" : "completed");
+}
+
+/** A number the bridge reported, or 0. */
+const count = (value: unknown): number => (Number.isSafeInteger(value) ? (value as number) : 0);
+
+/**
+ * The class cases judged together, in chunks the queue and the history hold whole: a chunk's commands acted at once,
+ * then followed to their completions and one marked step of the game loop after them, so they share the loop's turns
+ * instead of two turns each. Returns how many cases, from the first, passed as judgeField passes one alone; undefined
+ * where the bridge holds too few for two. The first case that does not stops it: that case and those after it run
+ * alone, so a command that stopped the loop is named as it is when judged alone.
+ */
+async function settleTogether(
+  ctx: CheckContext,
+  spec: CommandField,
+  pool: string[],
+  cases: Command[],
+): Promise<number | undefined> {
+  const conn = await ctx.session();
+  const status = resultOf(await ctx.call(conn, rpc("status", {}, "room")));
+  // Room for a chunk and the marker: queued at once, and every completion still retained when read.
+  const room = Math.min(count(status?.maxQueuedCommands) - count(status?.queuedCommands), count(status?.maxEvents) - 1);
+  if (room < 2) return undefined;
+  let settled = 0;
+  while (settled < cases.length) {
+    const chunk = cases.slice(settled, settled + room);
+    const passed = await settleChunk(ctx, conn, spec, pool, chunk);
+    settled += passed;
+    if (passed < chunk.length) break;
+  }
+  return settled;
+}
+
+/** One chunk of settleTogether: how many of its cases, from the first, passed. */
+async function settleChunk(
+  ctx: CheckContext,
+  conn: Connection,
+  { rule, kind, field }: CommandField,
+  pool: string[],
+  chunk: Command[],
+): Promise<number> {
+  // The field is judged only on a type whose plain command completes.
+  for (const type of new Set(chunk.map((c) => c.type))) if (await plainCompletes(ctx, conn, type)) return 0;
+  const invalid = ctx.contract.codes["error.invalid-params"];
+  const cursor = await latestSeq(ctx, conn);
+  /** Each case acted: its commandSeq, or undefined where it was rejected as judgeField lets it be. */
+  const acted: { cmd: Command; seq?: number }[] = [];
+  const seqs = new Set<number>();
+  for (const cmd of chunk) {
+    // A full queue is not waited out here: that case runs alone.
+    const reply = await ctx.call(conn, rpc("act", cmd, "act"));
+    if (errorCode(reply) === invalid && (kind === "identifier" || !isWellTyped(kind, cmd[field]))) {
+      acted.push({ cmd });
+      continue;
+    }
+    const seq = resultOf(reply)?.commandSeq;
+    if (resultOf(reply)?.accepted !== true || !Number.isSafeInteger(seq) || seqs.has(seq as number)) break;
+    seqs.add(seq as number);
+    acted.push({ cmd, seq: seq as number });
+  }
+  const step = async () => {
+    const marked = resultOf(await ctx.call(conn, rpc("act", { type: pool[0]! }, "step")));
+    return marked?.accepted === true && Number.isSafeInteger(marked.commandSeq)
+      ? (marked.commandSeq as number)
+      : undefined;
+  };
+  const done = seqs.size ? await collectCompletions(ctx, conn, cursor, seqs, { step }) : undefined;
+  // A completion after a case's own shows the game loop went on after it (the marker's, for the last).
+  const last = Math.max(...[...(done?.values() ?? [])].flat().map((c) => c.seq));
+  let passed = 0;
+  for (const { cmd, seq } of acted) {
+    if (seq !== undefined) {
+      const list = done?.get(seq);
+      const own = list?.length === 1 && !list[0]!.evicted ? list[0]!.seq : undefined;
+      if (own === undefined || !(last > own) || judgeCompletion(list, seq, cmd, [rule])) break;
+      completed(ctx, cmd.type);
+    }
+    passed++;
+  }
+  return passed;
 }
 
 export const checks: Check[] = [...fieldChecks];

@@ -168,6 +168,12 @@ export interface PropertyOptions<T = unknown> {
    * check's share of the time budget, each for its part of it (the classes run whole whatever the share).
    */
   sharedBy?: number;
+  /**
+   * Judges the leading `examples` together (their commands sharing the game loop's turns) and says how many of them,
+   * from the first, passed as each would alone; undefined where it tried none. Used only where the bridge can be
+   * restarted and no exact case is replayed: the cases after those settled run one at a time on a fresh bridge.
+   */
+  settle?(examples: T[]): Promise<number | undefined>;
 }
 
 /** Steps of the game loop seen before its pace sizes the wait for a completion. */

@@ -324,6 +324,7 @@ export class Harness implements CheckContext {
     const classes = options.examples?.length ?? 0;
     const waitShare = Math.round(this.timeBudgetMs / WAIT_SHARE / (options.sharedBy ?? 1));
     const waitedBefore = this.waitedMs;
+    const settled = exact || !restart ? 0 : await this.settle(options, restart);
     // Leave time to finish the case under way and report: no case starts past half of what is left (or past two
     // timeouts before the deadline, if later). This is fast-check's interruptAfterTimeLimit without its race, which
     // would leave the case under way running beside the next one on this harness's connections, each closing the
@@ -340,6 +341,7 @@ export class Harness implements CheckContext {
           run.ran = "";
         }
         const at = run.failure ? undefined : String(run.index++);
+        if (at !== undefined && Number(at) < settled) return true; // judged together with the other classes
         if (!exact && at !== undefined && Number(at) >= classes && this.waitedSince(waitedBefore) > waitShare) {
           run.notRun++;
           return true;
@@ -374,6 +376,24 @@ export class Harness implements CheckContext {
       seed: this.options.seed,
       ledger: this.ledger,
     });
+  }
+
+  /**
+   * The leading examples judged together (PropertyOptions.settle): how many passed. A fault, a warning or a case
+   * that did not pass settles none from there, and the bridge is started afresh for those cases to run alone.
+   */
+  private async settle<T>(options: PropertyOptions<T>, restart: () => Promise<void>): Promise<number> {
+    const { examples = [], settle } = options;
+    if (!settle || examples.length === 0) return 0;
+    let settled: number | undefined = 0; // a fault part-way tried some: none settled
+    const finding = await this.runCase(async () => {
+      settled = await settle(examples);
+      return { verdict: "pass", message: "settled together" };
+    });
+    if (settled === undefined) return 0;
+    if (finding.verdict !== "pass") settled = 0;
+    if (settled < examples.length && !this.expired) await restart();
+    return settled;
   }
 
   /** One case of a property judged; with `liveness`, a pass is a failure where the bridge then stops answering. */
