@@ -142,6 +142,10 @@ async function judgeField(
   return pass(ill ? "accepted and completed" : "completed");
 }
 
+/** A settle follows a chunk this many steps of the loop's pace past its last completion, and at least this long. */
+const SETTLE_STEPS = 5;
+const SETTLE_FLOOR_MS = 50;
+
 /** A number the bridge reported, or 0. */
 const count = (value: unknown): number => (Number.isSafeInteger(value) ? (value as number) : 0);
 
@@ -206,7 +210,13 @@ async function settleChunk(
       ? (marked.commandSeq as number)
       : undefined;
   };
-  const done = seqs.size ? await collectCompletions(ctx, conn, cursor, seqs, { step }) : undefined;
+  // A settle judges nothing: a completion it stops waiting for only leaves its case to run alone, where the full wait
+  // judges it. So it waits a few steps of the loop's pace, not the wait that calls a command lost.
+  const mean = ctx.ledger?.meanStepMs;
+  const waitMs = mean === undefined ? undefined : Math.max(SETTLE_FLOOR_MS, Math.ceil(mean * SETTLE_STEPS));
+  const done = seqs.size
+    ? await collectCompletions(ctx, conn, cursor, seqs, { step, ...(waitMs === undefined ? {} : { waitMs }) })
+    : undefined;
   // A completion after a case's own shows the game loop went on after it (the marker's, for the last).
   const last = Math.max(...[...(done?.values() ?? [])].flat().map((c) => c.seq));
   let passed = 0;
