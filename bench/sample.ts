@@ -12,6 +12,8 @@ export interface SampleRun {
   wallS: number;
   cpuS?: number;
   receivedMiB?: number;
+  /** The report's rule verdicts, counted: "24 pass, 8 fail, 2 warn, 0 error". */
+  verdicts?: string;
   code: number | null;
 }
 
@@ -64,10 +66,18 @@ export function measureSample(dir: string, seeds = 3): SampleFigures {
     const json = join(reports, `${profile}-${seed}.json`);
     const args = [bin, "--spawn", spawn, "--profile", profile, "--seed", String(seed), "--json", json, "-q"];
     const run = timed(process.execPath, args);
-    const wire = existsSync(json)
-      ? (JSON.parse(readFileSync(json, "utf8")) as { wire?: { bytesReceived: number } }).wire
+    const report = existsSync(json)
+      ? (JSON.parse(readFileSync(json, "utf8")) as {
+          wire?: { bytesReceived: number };
+          summary?: Record<"pass" | "fail" | "warn" | "error", number>;
+        })
       : undefined;
-    return { ...run, ...(wire ? { receivedMiB: wire.bytesReceived / 1_048_576 } : {}) };
+    const { wire, summary: n } = report ?? {};
+    return {
+      ...run,
+      ...(wire ? { receivedMiB: wire.bytesReceived / 1_048_576 } : {}),
+      ...(n ? { verdicts: `${n.pass} pass, ${n.fail} fail, ${n.warn} warn, ${n.error} error` } : {}),
+    };
   };
   for (let seed = 1; seed <= seeds; seed++) {
     figures.standard.push(cli("standard", seed));
@@ -98,7 +108,8 @@ export function sampleLines(f: SampleFigures): string[] {
     return (
       `${name}: wall median ${median(walls).toFixed(2)} s (${runs(xs, (r) => r.wallS, 2)} s), target ${target}; ` +
       `CPU (user+sys) ${cpus.length ? `median ${median(cpus).toFixed(2)} s (${runs(xs, (r) => r.cpuS, 2)} s)` : "not measured"}` +
-      `${received}; exit ${xs.map((r) => r.code).join(", ")}`
+      `${received}; exit ${xs.map((r) => r.code).join(", ")}` +
+      (xs.some((r) => r.verdicts) ? `; verdicts ${xs.map((r) => r.verdicts ?? "?").join(" | ")}` : "")
     );
   };
   return [
