@@ -169,9 +169,10 @@ export interface PropertyOptions<T = unknown> {
    */
   sharedBy?: number;
   /**
-   * Judges the leading `examples` together (their commands sharing the game loop's turns) and says how many of them,
-   * from the first, passed as each would alone; undefined where it tried none. Used only where the bridge can be
-   * restarted and no exact case is replayed: the cases after those settled run one at a time on a fresh bridge.
+   * Judges `examples` together (their commands sharing the game loop's turns) and says how many of them, from the
+   * first, passed as each would alone; undefined where it tried none. Given the classes after the first, once that
+   * one passed alone; used only where the bridge can be restarted and no exact case is replayed: the cases after
+   * those settled run one at a time on a fresh bridge.
    */
   settle?(examples: T[]): Promise<number | undefined>;
 }

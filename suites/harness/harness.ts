@@ -324,7 +324,9 @@ export class Harness implements CheckContext {
     const classes = options.examples?.length ?? 0;
     const waitShare = Math.round(this.timeBudgetMs / WAIT_SHARE / (options.sharedBy ?? 1));
     const waitedBefore = this.waitedMs;
-    const settled = exact || !restart ? 0 : await this.settle(options, restart);
+    // The first class runs alone (a bridge failing it is judged with nothing beside it); the others may settle.
+    const settles = !exact && restart && options.settle && classes > 2 ? restart : undefined;
+    let settled = 0;
     // Leave time to finish the case under way and report: no case starts past half of what is left (or past two
     // timeouts before the deadline, if later). This is fast-check's interruptAfterTimeLimit without its race, which
     // would leave the case under way running beside the next one on this harness's connections, each closing the
@@ -341,6 +343,7 @@ export class Harness implements CheckContext {
           run.ran = "";
         }
         const at = run.failure ? undefined : String(run.index++);
+        if (at === "1" && settles) settled = 1 + (await this.settle(options, settles));
         if (at !== undefined && Number(at) < settled) return true; // judged together with the other classes
         if (!exact && at !== undefined && Number(at) >= classes && this.waitedSince(waitedBefore) > waitShare) {
           run.notRun++;
@@ -378,13 +381,10 @@ export class Harness implements CheckContext {
     });
   }
 
-  /**
-   * The leading examples judged together (PropertyOptions.settle): how many passed. A fault, a warning or a case
-   * that did not pass settles none from there, and the bridge is started afresh for those cases to run alone.
-   */
+  /** PropertyOptions.settle of the classes after the first: how many passed (none on a fault or a warning). */
   private async settle<T>(options: PropertyOptions<T>, restart: () => Promise<void>): Promise<number> {
-    const { examples = [], settle } = options;
-    if (!settle || examples.length === 0) return 0;
+    const [examples, settle] = [options.examples?.slice(1) ?? [], options.settle];
+    if (!settle) return 0;
     let settled: number | undefined = 0; // a fault part-way tried some: none settled
     const finding = await this.runCase(async () => {
       settled = await settle(examples);
@@ -392,7 +392,7 @@ export class Harness implements CheckContext {
     });
     if (settled === undefined) return 0;
     if (finding.verdict !== "pass") settled = 0;
-    if (settled < examples.length && !this.expired) await restart();
+    if (settled < examples.length && !this.expired) await restart(); // those left run alone, on a fresh bridge
     return settled;
   }
 
