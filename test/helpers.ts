@@ -186,3 +186,25 @@ export function runClientSuite(command: string, o: Partial<ClientRunOptions> = {
     ...o,
   });
 }
+
+/**
+ * Runs `work` over `items`, `limit` at a time, in order; one promise per item. None is left unhandled: a test
+ * that awaits its own still sees it reject.
+ */
+export function pooled<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R>[] {
+  let free = limit;
+  const waiting: (() => void)[] = [];
+  const all = items.map(async (item) => {
+    if (free > 0) free--;
+    else await new Promise<void>((go) => waiting.push(go));
+    try {
+      return await work(item);
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else free++;
+    }
+  });
+  for (const p of all) p.catch(() => {});
+  return all;
+}
