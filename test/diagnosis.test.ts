@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { mutants } from "../bridges/mutants/index.js";
 import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import type { Report } from "../reports/types.js";
-import { cli, readReport, TEST_TOKEN } from "./helpers.js";
+import { cli, limiter, readReport, TEST_TOKEN } from "./helpers.js";
 
 // Whole runs at an endpoint (nothing is restarted): one fault makes the bridge stop doing one
 // thing, and the run must name that fault once, on its own rule, and judge what it still can.
@@ -22,7 +22,14 @@ async function runAt(port: number, extra: string[] = []) {
   return { report: readReport(json), code: r.code, err: r.err };
 }
 
+/** Whole runs at a time: each has its own bridge, and a run mostly waits on its replies and game loop. */
+const slot = limiter(3);
+
 async function wholeRun(bridge: ReferenceBridge, before?: (port: number) => Promise<void>): Promise<Report> {
+  return slot(() => wholeRunNow(bridge, before));
+}
+
+async function wholeRunNow(bridge: ReferenceBridge, before?: (port: number) => Promise<void>): Promise<Report> {
   const { port } = await bridge.listen();
   try {
     await before?.(port);
@@ -40,7 +47,7 @@ const failing = (report: Report) =>
   report.rules.filter((r) => r.verdict === "fail").map((r) => r.id.split(".").slice(1).join("."));
 const unjudged = (report: Report) => report.rules.filter((r) => r.verdict === "error").map((r) => r.id);
 
-describe("one fault, named once on its own rule", () => {
+describe.concurrent("one fault, named once on its own rule", { timeout: 120_000 }, () => {
   it("a command type that never completes fails integration.command-completion, naming it, and stops nothing", async () => {
     const report = await wholeRun(make("silent-unknown-types"));
     expect(failing(report)).toContain("integration.command-completion");

@@ -186,3 +186,31 @@ export function runClientSuite(command: string, o: Partial<ClientRunOptions> = {
     ...o,
   });
 }
+
+/** A gate that lets `limit` pieces of work run at a time, the rest waiting in the order they came. */
+export function limiter(limit: number): <R>(work: () => Promise<R>) => Promise<R> {
+  let free = limit;
+  const waiting: (() => void)[] = [];
+  return async (work) => {
+    if (free > 0) free--;
+    else await new Promise<void>((go) => waiting.push(go));
+    try {
+      return await work();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else free++;
+    }
+  };
+}
+
+/**
+ * Runs `work` over `items`, `limit` at a time, in order; one promise per item. None is left unhandled: a test
+ * that awaits its own still sees it reject.
+ */
+export function pooled<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R>[] {
+  const slot = limiter(limit);
+  const all = items.map((item) => slot(() => work(item)));
+  for (const p of all) p.catch(() => {});
+  return all;
+}

@@ -26,7 +26,8 @@ const SIZES: [string, BridgeOptions][] = [
   ["a slow game loop (150 ms a command)", { maxQueuedCommands: 16, maxEvents: 8, drainIntervalMs: 150 }],
 ];
 
-describe("the reference bridge at small legal limits", () => {
+// Each run has its own bridge and mostly waits on its game loop (the slow one most of all): they run side by side.
+describe.concurrent("the reference bridge at small legal limits", () => {
   it.each(SIZES)(
     "passes every check with %s",
     async (_name, options) => {
