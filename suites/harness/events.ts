@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Oracle } from "../../protocol/verdict.js";
 import { type CheckContext, describeReply, resultOf, rpc, violation } from "./check.js";
 import { type Connection, sleep } from "./connection.js";
+import { machine } from "./machine.js";
 
 export interface Completion {
   seq: number;
@@ -245,6 +246,8 @@ async function follow(
   const pageMax = ctx.contract.limits.eventsLimitMax;
   let until = Date.now() + waitMs;
   let lastArrival = Date.now();
+  /** What this machine had lost at lastArrival: time it then lost waiting for a CPU is no step of the game loop. */
+  let arrivalMark = machine.mark();
   let pace = 0;
   let settleUntil: number | undefined;
   /** Whether the marked step was asked for, and whether the bridge accepted its command. */
@@ -284,8 +287,9 @@ async function follow(
       if (!recordCompletion(seen, key, seq, event)) continue;
       if (waiting.has(key)) {
         // A stall is the machine's, not a step of the game loop: it does not slow the pace every later wait follows.
-        pace = Math.max(0, Date.now() - lastArrival - stalledSinceArrival);
+        pace = Math.max(0, Date.now() - lastArrival - Math.max(stalledSinceArrival, machine.since(arrivalMark)));
         lastArrival = Date.now();
+        arrivalMark = machine.mark();
         stalledSinceArrival = 0;
         ctx.ledger?.step(pace);
       }
@@ -303,6 +307,7 @@ async function follow(
         waiting.add(marker);
         // The loop's step is timed from the marker's acceptance, not from before its round trip.
         lastArrival = Date.now();
+        arrivalMark = machine.mark();
         turnStarted = Date.now();
         stalledSinceArrival = 0;
         until = Date.now() + waitMs;
