@@ -19,7 +19,7 @@ import type { Connection } from "../harness/connection.js";
 import { collectCompletions, judgeEvents, latestSeq } from "../harness/events.js";
 import { ACCEPTED, judgedBy, seqAbove } from "../harness/expect.js";
 import { advertisedTypes } from "../harness/lifecycle.js";
-import { seqRepeated } from "../harness/plain.js";
+import { seqRepeated, UNSERVED_CONNECTION } from "../harness/plain.js";
 
 /** What the session should look like from the client's side. `authorized` undefined: not known (after garbage). */
 interface Model {
@@ -73,6 +73,18 @@ async function authorizedCall(
   const unauthorized = errorCode(reply) === code;
   if (model.authorized === undefined) model.authorized = !unauthorized;
   if (!model.authorized) {
+    // Not answered: where auth on this same connection goes unanswered too, the connection was never served, the
+    // root cause; where auth is answered, the connection was served and the rejection is missing.
+    if (reply.kind !== "response") {
+      const auth = await real.ctx.call(real.conn!, real.ctx.authRequest(++real.step));
+      check(
+        auth.kind === "response",
+        UNSERVED_CONNECTION,
+        `Neither ${method} nor auth on a new connection was answered.`,
+        "a reply",
+        auth,
+      );
+    }
     check(
       unauthorized,
       "error.unauthorized",
@@ -378,7 +390,8 @@ export const statefulSession: Check = {
           await fc.asyncModelRun(() => ({ model, real }), cmds);
         } catch (err) {
           // A session that goes wrong fails the rule it broke, once; the smoke rule where the fault is the session's.
-          if (err instanceof Fault && err.kind === "violation") {
+          // A new connection not served is the harness's to attribute (runCase), like any check's.
+          if (err instanceof Fault && err.kind === "violation" && err.detail.rule !== UNSERVED_CONNECTION) {
             const { rule = "validation.protocol-smoke", expected = "", actual = "", oracle } = err.detail;
             const failed = fail(err.message, expected, actual, [rule]);
             return oracle ? judgedBy(oracle, failed) : failed;
