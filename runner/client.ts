@@ -13,6 +13,7 @@ import {
   UNOBSERVED_CLIENT_DUTIES,
 } from "../suites/client/index.js";
 import type { Finding } from "../suites/harness/check.js";
+import { redactor } from "../suites/harness/redact.js";
 import { aggregate, type CheckResult, type SkipReason, summarize, toCheckReport } from "./aggregate.js";
 import { OPTIONS, PROFILES } from "./cli/options/table.js";
 import { graded } from "./replay.js";
@@ -62,7 +63,10 @@ export const casesPerProperty = (runs: number) => Math.max(1, Math.round(runs / 
 
 export async function runClientMode(options: ClientRunOptions): Promise<Report> {
   const started = Date.now();
-  const { contract, reporters, log } = options;
+  const { contract, reporters } = options;
+  // The client sends the token in the contract's variable with its auth requests: no transcript or message shows it.
+  const redact = redactor(options.env[contract.defaults.tokenEnv]);
+  const log = (line: string) => options.log(redact.text(line));
   const runnable = clientChecks.filter((c) => c.rules.some((r) => contract.has(r)));
   const chosen = runnable.filter(
     (c) => c.rules.some(options.selected) && (!options.onlyChecks || options.onlyChecks.has(c.id)),
@@ -103,16 +107,18 @@ export async function runClientMode(options: ClientRunOptions): Promise<Report> 
     if (options.strict && judged.verdict === "warn") {
       judged = { ...judged, verdict: "fail", message: `${judged.message} (a warning; --strict makes it a failure)` };
     }
-    const report = toCheckReport(check, judged, durationMs, {
-      contract,
-      replayCommand: (c, f) => replayCommand(c, f, options),
-    });
+    const report = redact.deep(
+      toCheckReport(check, judged, durationMs, {
+        contract,
+        replayCommand: (c, f) => replayCommand(c, f, options),
+      }),
+    );
     results.push({ check: { ...check, run: async () => judged }, finding: judged, report });
     if (!blocked) await fanOut(reporters, "onCheckEnd", log, info, report);
   }
 
   const rules = aggregate(contract, results, options.selected, (id) => skipReason(id, options, runnable));
-  const report: Report = {
+  const report: Report = redact.deep({
     schemaVersion: 1,
     tool: TOOL,
     contract: { version: contract.version, sha256: contract.sha256, rules: contract.rules.length },
@@ -130,7 +136,7 @@ export async function runClientMode(options: ClientRunOptions): Promise<Report> 
     summary: summarize(rules),
     ...(blocked ? { blocked } : {}),
     rules,
-  };
+  });
   await fanOut(reporters, "onRunEnd", log, report);
   return report;
 }

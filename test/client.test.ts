@@ -214,3 +214,26 @@ describe.each(clientMutants.map((m) => [m.name, m] as const))("client mutant %s"
     expect(checkVerdict(report, mutant.breaks, mutant.check)).toBe(mutant.verdict);
   }, 60_000);
 });
+
+describe("client mode with a token in the contract's variable", () => {
+  it("answers each case's own request, not an auth, and shows the token in no report or log line", async () => {
+    const token = "client-sent-secret-5e1f";
+    const lines: string[] = [];
+    const report = await runClientSuite(`${CLIENT} ping`, {
+      env: { PATH: process.env.PATH, [contract.defaults.tokenEnv]: token },
+      log: (line) => lines.push(line),
+      reporters: [
+        {
+          name: "collect",
+          onCheckEnd: (_info, check) => {
+            lines.push(JSON.stringify(check));
+          },
+        },
+      ],
+    });
+    // A case answering one request answered the client's auth as that request, and the client refused it.
+    expect(problems(report)).toEqual([]);
+    expect(JSON.stringify(report)).not.toContain(token);
+    expect(lines.join("\n")).not.toContain(token);
+  }, 120_000);
+});

@@ -134,6 +134,15 @@ export class ClientContext {
     return String(this.clientTimeoutMs / 1000);
   }
 
+  /**
+   * The client's environment without the contract's token variable: a case that answers one request would meet an
+   * auth request first, and answer it as that request. Sessions give the client a token of their own (spec.env).
+   */
+  private clientEnv(): NodeJS.ProcessEnv {
+    const { [this.options.contract.defaults.tokenEnv]: _token, ...env } = this.options.env;
+    return env;
+  }
+
   /** When this check's first case started (cases wait for a free slot first). */
   firstCaseAt: number | undefined;
 
@@ -251,7 +260,7 @@ export class ClientContext {
     const exit = await runClientProcess(
       {
         command,
-        env: { ...this.options.env, ...spec.env, AICONTROL_HOST: host, AICONTROL_PORT: String(port) },
+        env: { ...this.clientEnv(), ...spec.env, AICONTROL_HOST: host, AICONTROL_PORT: String(port) },
         signal: this.options.signal,
         budgetMs: this.clientTimeoutMs + marginMs(this.clientTimeoutMs) + (spec.extraMs ?? 0),
         requestAt: () => requestAt,
