@@ -26,8 +26,10 @@ function session(
   ctx: ClientContext,
   command: (seen: SeenRequest, at: At) => Answer,
   drip: Pick<Answer, "dripMs"> = {},
+  more: Pick<CaseSpec, "timeout" | "extraMs"> = {},
 ): CaseSpec {
   return {
+    ...more,
     session: true,
     env: { [ctx.contract.defaults.tokenEnv]: SESSION_TOKEN },
     answer: (seen, at) => ({
@@ -166,6 +168,9 @@ const queueFull: ClientCheck = {
   },
 };
 
+/** How many times its timeout the client is given for a reply written a byte per segment. */
+const SEGMENT_STRETCH = 5;
+
 /** Two-, three- and four-byte characters: the drip pauses inside each, so a client reads every one in pieces. */
 const MULTIBYTE = "é€😀".repeat(2);
 
@@ -181,8 +186,16 @@ const byteByByte: ClientCheck = {
   description:
     "A session: every reply (auth where the client authorizes, then the request's valid result, " +
     "with one more member of multibyte text) written one byte per TCP segment.",
-  note: "TCP is a byte stream: a reply a byte at a time, cut inside its characters, is still the same line.",
+  note:
+    "TCP is a byte stream: a reply a byte at a time, cut inside its characters, is still the same line. " +
+    `The client is given ${SEGMENT_STRETCH} times its timeout here, as every segment waits on both processes' turns.`,
   async run(ctx) {
+    // Each segment costs a turn of this process and one of the client's: on a busy machine a reply of a few
+    // hundred segments takes longer than a timeout that bounds one request. The case is about the stream, not
+    // the timeout, so the client gets room for it where its command takes {timeout}.
+    const timeoutMs = ctx.options.command.includes("{timeout}")
+      ? ctx.clientTimeoutMs * SEGMENT_STRETCH
+      : ctx.clientTimeoutMs;
     const serve = () =>
       ctx.runCase(
         session(
@@ -192,11 +205,12 @@ const byteByByte: ClientCheck = {
             after: "hold",
           }),
           { dripMs: 0 },
+          { timeout: String(timeoutMs / 1000), extraMs: timeoutMs - ctx.clientTimeoutMs },
         ),
       );
     // A client that gave up near its timeout while this tool was still writing the reply was starved by this
     // machine, not by the stream: the case is served again, and said out of reach where it never could be.
-    const starved = (r: CaseRun) => (r.unsentAtExit ?? 0) > 0 && late(ctx, r);
+    const starved = (r: CaseRun) => (r.unsentAtExit ?? 0) > 0 && late(timeoutMs, r);
     let run = await serve();
     for (let tries = 1; starved(run) && tries < SERVE_TRIES; tries++) run = await serve();
     if (starved(run))
@@ -204,10 +218,10 @@ const byteByByte: ClientCheck = {
         verdict: "skip",
         reasonKind: "out-of-reach",
         message:
-          `the reply could not be written a byte per segment within the client's timeout in ${SERVE_TRIES} tries ` +
+          `the reply could not be written a byte per segment within the timeout the client was given in ${SERVE_TRIES} tries ` +
           `(${run.unsentAtExit} bytes still unwritten when it gave up): this machine was too busy`,
       };
-    return notConnected(run) ?? timedIfLate(ctx, run, expectAccepted(run, "replies written a byte per segment"));
+    return notConnected(run) ?? timedIfLate(timeoutMs, run, expectAccepted(run, "replies written a byte per segment"));
   },
 };
 
@@ -306,12 +320,12 @@ const seqs = (from: number, to: number) => (from === to ? `event ${from}` : `eve
 /** Times a case is served before a check says this machine was too busy to serve it within the client's timeout. */
 const SERVE_TRIES = 3;
 
-/** Whether the client gave up near its own timeout. */
-const late = (ctx: ClientContext, run: CaseRun) => run.elapsedMs >= ctx.clientTimeoutMs * 0.8;
+/** Whether the client gave up near the timeout it was given. */
+const late = (timeoutMs: number, run: CaseRun) => run.elapsedMs >= timeoutMs * 0.8;
 
-/** A client that gave up near its own timeout may have been starved of the bytes: a failure that rests on time. */
-function timedIfLate(ctx: ClientContext, run: CaseRun, finding: Finding): Finding {
-  return finding.verdict === "fail" && late(ctx, run) ? { ...finding, timed: true } : finding;
+/** A client that gave up near its timeout may have been starved of the bytes: a failure that rests on time. */
+function timedIfLate(timeoutMs: number, run: CaseRun, finding: Finding): Finding {
+  return finding.verdict === "fail" && late(timeoutMs, run) ? { ...finding, timed: true } : finding;
 }
 
 export const checks: ClientCheck[] = [
