@@ -2,7 +2,7 @@
 // before connecting, and the timeout it takes bounds the whole request, not each read.
 import type { Finding } from "../harness/check.js";
 import type { CaseRun, ClientCheck } from "./context.js";
-import { describeRun, expectRejected, line, notConnected } from "./judge.js";
+import { describeRun, expectRejected, line, notConnected, SERVE_TRIES, servedFairly } from "./judge.js";
 import { validResult } from "./replies.js";
 
 /**
@@ -27,9 +27,6 @@ function waitedPast(run: CaseRun, t: number, what: string, why: string): Finding
     timed: true,
   };
 }
-
-/** Cases a drip is served before the check says the machine was too busy to serve it evenly. */
-const DRIP_TRIES = 3;
 
 /** Not finite positive numbers, as an operator might type them (1e999 overflows a double to infinity). */
 const INVALID = ["0", "-1", "nan", "inf", "-inf", "1e999", "1s", "soon"];
@@ -119,14 +116,13 @@ export const checks: ClientCheck[] = [
       // made on a busy machine would have ended a per-read timeout too.
       const uneven = (r: CaseRun) =>
         r.unsentAtExit !== undefined && r.unsentAtExit > 0 && (r.longestPauseMs ?? 0) > t / 2;
-      let run = await drip();
-      for (let tries = 1; uneven(run) && tries < DRIP_TRIES; tries++) run = await drip();
+      const run = await servedFairly(drip, uneven);
       if (uneven(run))
         return {
           verdict: "skip",
           reasonKind: "out-of-reach",
           message:
-            `the drip could not be served evenly in ${DRIP_TRIES} tries (a pause of ${run.longestPauseMs} ms between ` +
+            `the drip could not be served evenly in ${SERVE_TRIES} tries (a pause of ${run.longestPauseMs} ms between ` +
             `two bytes, against a timeout of ${t} ms): this machine was too busy to tell a per-read timeout apart`,
         };
       const not = notConnected(run);

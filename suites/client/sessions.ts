@@ -15,6 +15,8 @@ import {
   NEEDS_OUTCOME,
   notConnected,
   requestIdOf,
+  SERVE_TRIES,
+  servedFairly,
 } from "./judge.js";
 import { validResult } from "./replies.js";
 
@@ -211,8 +213,7 @@ const byteByByte: ClientCheck = {
     // A client that gave up near its timeout while this tool was still writing the reply was starved by this
     // machine, not by the stream: the case is served again, and said out of reach where it never could be.
     const starved = (r: CaseRun) => (r.unsentAtExit ?? 0) > 0 && late(timeoutMs, r);
-    let run = await serve();
-    for (let tries = 1; starved(run) && tries < SERVE_TRIES; tries++) run = await serve();
+    const run = await servedFairly(serve, starved);
     if (starved(run))
       return {
         verdict: "skip",
@@ -316,9 +317,6 @@ const followPages: ClientCheck = {
 };
 
 const seqs = (from: number, to: number) => (from === to ? `event ${from}` : `events ${from}..${to}`);
-
-/** Times a case is served before a check says this machine was too busy to serve it within the client's timeout. */
-const SERVE_TRIES = 3;
 
 /** Whether the client gave up near the timeout it was given. */
 const late = (timeoutMs: number, run: CaseRun) => run.elapsedMs >= timeoutMs * 0.8;
