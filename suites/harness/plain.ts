@@ -13,8 +13,8 @@ import { act, judgeCompletion } from "./lifecycle.js";
 /** What a run learnt of plain forms: the types seen completing, and the code a plain bad command got. */
 interface Known {
   completes: Set<string>;
-  /** The rules a plain form broke so far, each the root cause a check found. */
-  broken: Set<string>;
+  /** The rules a plain form broke so far, each the root cause a check found: with the context of that check. */
+  broken: Map<string, CheckContext>;
   badCode?: number | undefined;
   badAsked?: boolean;
   /** Whether a connection that never authorized was served while another was authorized (asked once a run). */
@@ -26,13 +26,14 @@ const known = new WeakMap<object, Known>();
 const knownOf = (ctx: CheckContext): Known => {
   const key = ctx.ledger ?? ctx;
   let k = known.get(key);
-  if (!k) known.set(key, (k = { completes: new Set(), broken: new Set() }));
+  if (!k) known.set(key, (k = { completes: new Set(), broken: new Map() }));
   return k;
 };
 
 /** The finding's rule, named as the root cause: the check's own rules were not judged. */
 const rooted = (ctx: CheckContext, rule: RuleId, plain: Record<string, unknown>, finding: Finding): Finding => {
-  knownOf(ctx).broken.add(rule);
+  const { broken } = knownOf(ctx);
+  if (!broken.has(rule)) broken.set(rule, ctx);
   return { ...finding, rules: [rule], rootCause: { rule, plain } };
 };
 
@@ -158,7 +159,7 @@ export async function plainRejection(
 export async function blamePlainForm(ctx: CheckContext, finding: Finding): Promise<Finding> {
   const type = finding.unfinished?.type;
   if (finding.verdict !== "fail" || typeof type !== "string") return finding;
-  const foundBefore = new Set(knownOf(ctx).broken);
+  const foundBefore = new Set(knownOf(ctx).broken.keys());
   const cause = await plainCompletes(ctx, await ctx.session(), type);
   if (!cause?.rootCause) return finding;
   if (!foundBefore.has(cause.rootCause.rule)) return cause;
@@ -228,7 +229,9 @@ export const UNSERVED_CONNECTION = "wire.sequential-connection";
  */
 export function connectionUnserved(ctx: CheckContext, finding: Finding): Finding {
   const plain = { method: "auth" };
-  if (!knownOf(ctx).broken.has(UNSERVED_CONNECTION)) return rooted(ctx, UNSERVED_CONNECTION, plain, finding);
+  // The check that found it meets it again in every case it shrinks to: still its own finding.
+  const finder = knownOf(ctx).broken.get(UNSERVED_CONNECTION);
+  if (finder === undefined || finder === ctx) return rooted(ctx, UNSERVED_CONNECTION, plain, finding);
   return {
     verdict: "error",
     message: `inconclusive: ${finding.message} (${UNSERVED_CONNECTION}, the root cause another check found)`,
