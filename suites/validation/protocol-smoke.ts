@@ -3,6 +3,7 @@ import { nonStandardJson } from "../../generators/nonStandardJson.js";
 import { type RuleId, contract as shipped } from "../../protocol/contract.js";
 import type { Oracle } from "../../protocol/verdict.js";
 import {
+  type CallOptions,
   type Check,
   type CheckContext,
   describeReply,
@@ -43,6 +44,8 @@ interface Real {
   observedBy?: "status" | "observe";
   actedAt?: number;
   step: number;
+  /** Whether the connection has answered a request since it opened. */
+  served: boolean;
 }
 
 type SessionCommand = fc.AsyncCommand<Model, Real>;
@@ -60,6 +63,29 @@ function check(
 
 const UNAUTHORIZED: Oracle = { kind: "error", codes: [shipped.codes["error.unauthorized"]!] };
 
+/** A request on the session's connection; a reply marks the connection served. */
+async function send(real: Real, request: object | string, options?: CallOptions): Promise<Reply> {
+  const reply = await real.ctx.call(real.conn!, request, options);
+  if (reply.kind === "response") real.served = true;
+  return reply;
+}
+
+/**
+ * A request left unanswered on a connection that has answered nothing yet: auth on the same connection tells a
+ * connection never served (the root cause, which the harness attributes as for every check) from one request dropped.
+ */
+async function servedOrThrow(real: Real, method: string, reply: Reply): Promise<void> {
+  if (reply.kind === "response" || reply.kind === "closed" || reply.kind === "reset" || real.served) return;
+  const auth = await send(real, real.ctx.authRequest(++real.step));
+  check(
+    auth.kind === "response",
+    UNSERVED_CONNECTION,
+    `Neither ${method} nor auth on a new connection was answered.`,
+    "a reply",
+    auth,
+  );
+}
+
 /** Calls a method that needs authorization; returns the result when served, checks the unauthorized error when not. */
 async function authorizedCall(
   model: Model,
@@ -67,24 +93,13 @@ async function authorizedCall(
   method: string,
   params: Record<string, unknown>,
 ): Promise<Record<string, unknown> | undefined> {
-  const reply = await real.ctx.call(real.conn!, rpc(method, params, ++real.step));
+  const reply = await send(real, rpc(method, params, ++real.step));
   real.last = real.step;
+  await servedOrThrow(real, method, reply);
   const code = real.ctx.contract.codes["error.unauthorized"];
   const unauthorized = errorCode(reply) === code;
   if (model.authorized === undefined) model.authorized = !unauthorized;
   if (!model.authorized) {
-    // Not answered: where auth on this same connection goes unanswered too, the connection was never served, the
-    // root cause; where auth is answered, the connection was served and the rejection is missing.
-    if (reply.kind !== "response") {
-      const auth = await real.ctx.call(real.conn!, real.ctx.authRequest(++real.step));
-      check(
-        auth.kind === "response",
-        UNSERVED_CONNECTION,
-        `Neither ${method} nor auth on a new connection was answered.`,
-        "a reply",
-        auth,
-      );
-    }
     check(
       unauthorized,
       "error.unauthorized",
@@ -178,6 +193,7 @@ class Reconnect implements SessionCommand {
   async run(model: Model, real: Real) {
     real.conn?.close();
     real.conn = await real.ctx.connect();
+    real.served = false;
     Object.assign(model, { open: true, authorized: !model.token });
   }
   toString = () => "reconnect";
@@ -191,10 +207,11 @@ class Auth implements SessionCommand {
   // A wrong token is only tried on an unauthorized connection: whether it revokes a granted authorization is not specified.
   check = (m: Readonly<Model>) => m.open && m.token && (this.right || m.authorized === false);
   async run(model: Model, real: Real) {
-    const reply = await real.ctx.call(
-      real.conn!,
+    const reply = await send(
+      real,
       this.right ? real.ctx.authRequest(++real.step) : rpc("auth", { token: this.wrongToken }, ++real.step),
     );
+    await servedOrThrow(real, "auth", reply);
     const authorized = resultOf(reply)?.authorized;
     check(
       authorized === this.right,
@@ -293,7 +310,8 @@ class Act implements SessionCommand {
   constructor(readonly type: string) {}
   check = isOpen;
   async run(model: Model, real: Real) {
-    const reply = await real.ctx.call(real.conn!, rpc("act", { type: this.type }, ++real.step));
+    const reply = await send(real, rpc("act", { type: this.type }, ++real.step));
+    await servedOrThrow(real, "act", reply);
     const { codes } = real.ctx.contract;
     if (errorCode(reply) === codes["error.queue-full"]) return;
     const unauthorized = errorCode(reply) === codes["error.unauthorized"];
@@ -335,7 +353,8 @@ class Garbage implements SessionCommand {
   constructor(readonly text: string) {}
   check = isOpen;
   async run(model: Model, real: Real) {
-    const reply = await real.ctx.call(real.conn!, this.text, { expectId: 1, orNullId: true });
+    const reply = await send(real, this.text, { expectId: 1, orNullId: true });
+    await servedOrThrow(real, "a malformed line", reply);
     if (reply.kind === "closed" || reply.kind === "reset") {
       model.open = false;
       return;
@@ -377,7 +396,14 @@ export const statefulSession: Check = {
       fc.commands(commands, { maxCommands: 20, replayPath: ctx.replayPath }),
       async (cmds) => {
         const conn = await ctx.session();
-        const real: Real = { ctx, conn, accepted: new Set(), cursor0: await latestSeq(ctx, conn), step: 0 };
+        const real: Real = {
+          ctx,
+          conn,
+          accepted: new Set(),
+          cursor0: await latestSeq(ctx, conn),
+          step: 0,
+          served: true,
+        };
         const model: Model = {
           open: true,
           token: ctx.tokenConfigured,
