@@ -44,7 +44,7 @@ const SEEDS = [1, 2, 3, 4, 5, 6, 7, 8];
 // Whichever command of the stateful session first meets a connection that is never served (an act, a read, a
 // malformed line), the fault is the connection's, not the command's rule.
 describe("a connection never served", () => {
-  it.each(SEEDS)(
+  it.concurrent.each(SEEDS)(
     "seed %i fails wire.sequential-connection alone",
     async (seed) => {
       const report = await runSuite((t) => new UnservedAfterActFirst({ token: t, drainIntervalMs: 2 }), {
