@@ -125,7 +125,7 @@ function toReport(config: RunConfig, planned: Plan, state: RunState, started: nu
       recheckingMs: stats.recheckingMs,
       completionsMs: ledger.waitedMs,
       completionWaitMs: ledger.completionWaitMs(config.timeoutMs),
-      slowestStepMs: ledger.slowestStepMs,
+      slowestStepMs: Math.round(ledger.slowestStepMs),
       parts: timeParts(durationMs, config.target?.restartMs ?? 0, stats),
     },
     rules,

@@ -78,7 +78,7 @@ export function propertyFinding<T>(
       : "";
   const paced = notRun
     ? ` (${notRun} more not run: waiting on the game loop took this check's ${waitShare} ms share of the ` +
-      `profile's time budget${ledger ? `; its slowest step took ${ledger.slowestStepMs} ms` : ""})`
+      `profile's time budget${ledger ? `; its slowest step took ${Math.round(ledger.slowestStepMs)} ms` : ""})`
     : "";
   return { verdict: "pass", message: `${judged} generated cases passed${paced}${note}.` };
 }
