@@ -32,16 +32,25 @@ export function showBytes(bytes: Buffer | undefined, max = 200): string {
 }
 
 /** Times a case is served where this machine, not the client, spoiled it, before a check says it is out of reach. */
-export const SERVE_TRIES = 3;
+const SERVE_TRIES = 3;
 
-/** The case served again while `spoiled` says this machine spoiled it, up to SERVE_TRIES times: the last run. */
+/**
+ * The case served again while `spoiled` says this machine spoiled it, up to SERVE_TRIES times: the last run, or where
+ * every try was spoiled, a skip that names the machine, `what` saying what could not be served and how the last try went.
+ */
 export async function servedFairly(
   serve: () => Promise<CaseRun>,
   spoiled: (run: CaseRun) => boolean,
-): Promise<CaseRun> {
+  what: (run: CaseRun) => string,
+): Promise<CaseRun | Finding> {
   let run = await serve();
   for (let tries = 1; spoiled(run) && tries < SERVE_TRIES; tries++) run = await serve();
-  return run;
+  if (!spoiled(run)) return run;
+  return {
+    verdict: "skip",
+    reasonKind: "out-of-reach",
+    message: `${what(run)}, in each of ${SERVE_TRIES} tries: this machine was too busy to serve it`,
+  };
 }
 
 /** A case that needs the client's request cannot be judged when it never connected. */

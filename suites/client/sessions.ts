@@ -15,7 +15,6 @@ import {
   NEEDS_OUTCOME,
   notConnected,
   requestIdOf,
-  SERVE_TRIES,
   servedFairly,
 } from "./judge.js";
 import { validResult } from "./replies.js";
@@ -213,15 +212,14 @@ const byteByByte: ClientCheck = {
     // A client that gave up near its timeout while this tool was still writing the reply was starved by this
     // machine, not by the stream: the case is served again, and said out of reach where it never could be.
     const starved = (r: CaseRun) => (r.unsentAtExit ?? 0) > 0 && late(timeoutMs, r);
-    const run = await servedFairly(serve, starved);
-    if (starved(run))
-      return {
-        verdict: "skip",
-        reasonKind: "out-of-reach",
-        message:
-          `the reply could not be written a byte per segment within the timeout the client was given in ${SERVE_TRIES} tries ` +
-          `(${run.unsentAtExit} bytes still unwritten when it gave up): this machine was too busy`,
-      };
+    const run = await servedFairly(
+      serve,
+      starved,
+      (r) =>
+        `the reply could not be written a byte per segment within the timeout the client was given ` +
+        `(${r.unsentAtExit} bytes still unwritten when it gave up)`,
+    );
+    if ("verdict" in run) return run;
     return notConnected(run) ?? timedIfLate(timeoutMs, run, expectAccepted(run, "replies written a byte per segment"));
   },
 };
