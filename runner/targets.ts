@@ -288,6 +288,19 @@ class Spares {
 
 /** Bridges a spawned target keeps started ahead of its restarts. */
 const SPARES = 2;
+/** How long after the bridge exits its stderr is still read: a process it left behind may hold the pipe open. */
+const STDERR_GRACE_MS = 2000;
+
+/** Resolves once the child's pipes have closed (all it wrote is read), or after STDERR_GRACE_MS. */
+function pipesRead(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, STDERR_GRACE_MS);
+    child.once("close", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
 
 interface Started {
   process: ChildProcess;
@@ -308,6 +321,7 @@ function start(command: string, options: SpawnOptions): Promise<Started> {
     let stdout = "";
     let stderr = "";
     let settled = false;
+    let exited = false;
     const settle = (error?: string, ready?: { host: string; port: number }) => {
       if (settled) return;
       settled = true;
@@ -338,7 +352,7 @@ function start(command: string, options: SpawnOptions): Promise<Started> {
       if (settled) return;
       stdout += d.toString("utf8");
       let nl: number;
-      while ((nl = stdout.indexOf("\n")) !== -1) {
+      while (!exited && (nl = stdout.indexOf("\n")) !== -1) {
         const ready = readyLine(stdout.slice(0, nl));
         stdout = stdout.slice(nl + 1);
         if (ready) return settle(undefined, ready);
@@ -346,9 +360,15 @@ function start(command: string, options: SpawnOptions): Promise<Started> {
       if (stdout.length > 65536) stdout = stdout.slice(-65536);
     });
     child.on("error", (err) => settle(`cannot start the bridge: ${err.message}`));
-    child.on("exit", (code, signal) =>
-      settle(`the bridge exited (${signal ?? `code ${code}`}) before printing its ready line`),
-    );
+    // The exit can be seen before the last of stderr is read: the message waits for it, as it is the why.
+    child.on("exit", (code, signal) => {
+      exited = true;
+      if (settled) return;
+      clearTimeout(timer);
+      void pipesRead(child).then(() =>
+        settle(`the bridge exited (${signal ?? `code ${code}`}) before printing its ready line`),
+      );
+    });
   });
 }
 

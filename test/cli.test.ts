@@ -402,6 +402,13 @@ describe("CLI --spawn", () => {
     expect(existsSync(join(dir, "dead.json"))).toBe(true);
   });
 
+  it("keeps the bridge's stderr that is read only after its exit is seen", async () => {
+    // The shell exits at once; what it started writes the reason a moment later, on the same pipe.
+    const r = await cli(["--spawn", `sh -c '(sleep 0.3; echo boom: written late >&2) & exit 4'`]);
+    expect(r.code).toBe(3);
+    expect(r.out + r.err).toMatch(/exited \(code 4\) before printing its ready line[\s\S]*boom: written late/);
+  });
+
   it("exits 3 when the bridge stays silent", async () => {
     const r = await cli(["--spawn", `node -e "setInterval(() => {}, 1000)"`, "--start-timeout", "300ms"], {});
     expect(r.code).toBe(3);
