@@ -363,10 +363,13 @@ export function timeLine(report: Report): string {
       .join("");
     const sum = p.overlap
       ? "the checks beside one another shrank at once, so these overlap"
-      : "these add up to the total";
+      : t.lanes
+        ? `these add up to the bridges' ${s(t.lanes.totalMs)} together`
+        : "these add up to the total";
     const within = t.completionsMs >= 100 ? ` and ${s(t.completionsMs)} waiting for completions${pace}` : "";
+    const lanes = t.lanes ? ` on ${t.lanes.count} bridges side by side` : "";
     return (
-      `time: ${s(report.durationMs)}: ${named}${s(p.checksMs)} running the checks (${sum}); within them ` +
+      `time: ${s(report.durationMs)}${lanes}: ${named}${s(p.checksMs)} running the checks (${sum}); within them ` +
       `${s(w.waitingMs)} waiting on the bridge${within}; ${traffic}`
     );
   }

@@ -62,6 +62,11 @@ export interface Report {
      * completionsMs and wire.waitingMs are spent within these parts.
      */
     parts?: { restartingMs: number; recheckingMs: number; shrinkingMs: number; checksMs: number; overlap?: true };
+    /**
+     * A run dealt among several bridges side by side (--lanes): how many, and their time together, lane by lane from
+     * the run's start to its last check; `parts` then add up to `totalMs`, not to durationMs.
+     */
+    lanes?: { count: number; totalMs: number };
   };
   /** The state cells the deep checks' steps reached (where a check reports them). */
   stateCoverage?: StateCoverage;

@@ -13,10 +13,11 @@ import { preflightProblem, probeConcurrency } from "./health.js";
 import { rootCauses } from "./root-causes.js";
 import type { RunConfig } from "./run/config.js";
 import { execute } from "./run/execute.js";
+import { joinStates, laneCount, openLanes } from "./run/lanes.js";
 import { type Plan, plan, SHARD_REASON } from "./run/plan.js";
 import { beginRun, recordUnjudged } from "./run/record.js";
 import { type Run, RunState } from "./run/state.js";
-import { timeParts } from "./time.js";
+import { type LaneTime, laneTimeParts } from "./time.js";
 import { TOOL } from "./tool.js";
 
 export type { CaseMode, RunConfig } from "./run/config.js";
@@ -41,22 +42,53 @@ export async function runOutcome(config: RunConfig): Promise<RunOutcome> {
   const redact = redactor(config.token);
   const write = config.log ?? ((line) => process.stderr.write(`${line}\n`));
   const log = (line: string) => write(redact.text(line));
-  const { state, attempt } = await lookAtBridge(config);
-  const planned = plan(config, attempt?.concurrentConnections);
-  if (!attempt || (state.blocked && state.blocked.faultJudges.length === 0)) {
-    // One root cause, said once: no check can reach a verdict, so none is run or listed.
-    const finding = { verdict: "error" as const, message: state.blocked!.problem, reasonKind: "blocked" as const };
-    for (const check of planned.chosen) recordUnjudged(config, state, redact, check, finding);
-  } else {
-    const running: Run = { config, plan: planned, state, attempt, log, redact };
-    await beginRun(running);
-    await execute(running);
-    if (config.durationMs && !state.stop && !config.signal?.aborted)
-      state.fuzzed = await fuzzUntil(running, started + config.durationMs);
+  const others = await openLanes(config, laneCount(config), log);
+  try {
+    const targets = [config.target, ...others];
+    // Several bridges: each judges one shard of the run, dealt as --shard deals it (run/lanes.ts).
+    const lanes = targets.map((target, i) =>
+      targets.length > 1 ? { ...config, target, shard: { index: i + 1, count: targets.length } } : config,
+    );
+    const looked = await Promise.all(lanes.map(lookAtBridge));
+    const plans = lanes.map((lane, i) => plan(lane, looked[i]!.attempt?.concurrentConnections));
+    const progress = { begun: 0, total: plans.reduce((total, p) => total + p.chosen.length, 0) };
+    const runs: Run[] = [];
+    for (const [i, lane] of lanes.entries()) {
+      const { state, attempt } = looked[i]!;
+      if (attempt && !(state.blocked && state.blocked.faultJudges.length === 0)) {
+        runs.push({ config: lane, plan: plans[i]!, state, attempt, log, redact, progress });
+        continue;
+      }
+      // One root cause, said once: no check can reach a verdict, so none is run or listed.
+      const finding = { verdict: "error" as const, message: state.blocked!.problem, reasonKind: "blocked" as const };
+      for (const check of plans[i]!.chosen) recordUnjudged(lane, state, redact, check, finding);
+    }
+    if (runs.length) await beginRun(runs[0]!);
+    const ended = new Map<RunState, number>();
+    await Promise.all(
+      runs.map(async (running) => {
+        await execute(running);
+        if (config.durationMs && !running.state.stop && !config.signal?.aborted)
+          running.state.fuzzed = await fuzzUntil(running, started + config.durationMs);
+        ended.set(running.state, Date.now());
+      }),
+    );
+    const now = Date.now();
+    const laneTimes = looked.map(({ state }, i) => ({
+      ms: (ended.get(state) ?? now) - started,
+      restartsMs: targets[i]?.restartMs ?? 0,
+      stats: state.stats,
+    }));
+    const state = joinStates(
+      looked.map((l) => l.state),
+      config.checks,
+    );
+    const report = redact.deep(toReport(config, plans[0]!, state, started, laneTimes));
+    const lostReporters = await fanOut(config.reporters, "onRunEnd", log, report);
+    return { report, lostReporters };
+  } finally {
+    await Promise.all(others.map((target) => target.stop()));
   }
-  const report = redact.deep(toReport(config, planned, state, started));
-  const lostReporters = await fanOut(config.reporters, "onRunEnd", log, report);
-  return { report, lostReporters };
 }
 
 /**
@@ -87,7 +119,13 @@ async function lookAtBridge(config: RunConfig): Promise<{ state: RunState; attem
 }
 
 /** The run's report, from its results and what it counted. */
-function toReport(config: RunConfig, planned: Plan, state: RunState, started: number): Report {
+function toReport(
+  config: RunConfig,
+  planned: Plan,
+  state: RunState,
+  started: number,
+  lanes: readonly LaneTime[],
+): Report {
   const { contract } = config;
   const { stats, ledger, coverage } = state;
   const rules = aggregate(contract, state.results.values(), config.selected, (id) =>
@@ -95,6 +133,7 @@ function toReport(config: RunConfig, planned: Plan, state: RunState, started: nu
   );
   const blocked = state.blocked && state.blocked.faultJudges.length === 0 ? state.blocked.problem : undefined;
   const durationMs = Date.now() - started;
+  const restartsMs = lanes.reduce((total, lane) => total + lane.restartsMs, 0);
   const report: Report = {
     schemaVersion: 1,
     tool: TOOL,
@@ -120,13 +159,13 @@ function toReport(config: RunConfig, planned: Plan, state: RunState, started: nu
       waitingMs: Math.round(stats.waitingMs),
     },
     time: {
-      restartsMs: config.target?.restartMs ?? 0,
+      restartsMs,
       shrinkingMs: stats.shrinkingMs,
       recheckingMs: stats.recheckingMs,
       completionsMs: ledger.waitedMs,
       completionWaitMs: ledger.completionWaitMs(config.timeoutMs),
       slowestStepMs: Math.round(ledger.slowestStepMs),
-      parts: timeParts(durationMs, config.target?.restartMs ?? 0, stats),
+      ...laneTimeParts(durationMs, lanes),
     },
     rules,
   };

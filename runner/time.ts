@@ -2,7 +2,8 @@
 import type { Report } from "../reports/types.js";
 import type { WireStats } from "../suites/harness/connection.js";
 
-type Parts = NonNullable<NonNullable<Report["time"]>["parts"]>;
+type Time = NonNullable<Report["time"]>;
+type Parts = NonNullable<Time["parts"]>;
 
 /**
  * Restarting the bridge (wherever it happened), rechecking and shrinking without the restarts within them, and the
@@ -19,5 +20,33 @@ export function timeParts(totalMs: number, restartsMs: number, stats: WireStats)
     shrinkingMs: shrinking,
     checksMs: Math.max(0, totalMs - named),
     ...(named > totalMs ? { overlap: true as const } : {}),
+  };
+}
+
+/** One lane's time: its wall time from the run's start to its last check, its restarts, and what it counted. */
+export interface LaneTime {
+  ms: number;
+  restartsMs: number;
+  stats: WireStats;
+}
+
+/**
+ * The time parts of a run, lane by lane and added up. With one lane they add up to the run's wall time; with several
+ * (bridges side by side) to the lanes' time together, which `lanes` gives with their count.
+ */
+export function laneTimeParts(totalMs: number, lanes: readonly LaneTime[]): Pick<Time, "parts" | "lanes"> {
+  if (lanes.length === 1) return { parts: timeParts(totalMs, lanes[0]!.restartsMs, lanes[0]!.stats) };
+  const each = lanes.map((lane) => timeParts(lane.ms, lane.restartsMs, lane.stats));
+  const sum = (key: "restartingMs" | "recheckingMs" | "shrinkingMs" | "checksMs") =>
+    each.reduce((total, parts) => total + parts[key], 0);
+  return {
+    parts: {
+      restartingMs: sum("restartingMs"),
+      recheckingMs: sum("recheckingMs"),
+      shrinkingMs: sum("shrinkingMs"),
+      checksMs: sum("checksMs"),
+      ...(each.some((parts) => parts.overlap) ? { overlap: true as const } : {}),
+    },
+    lanes: { count: lanes.length, totalMs: lanes.reduce((total, lane) => total + lane.ms, 0) },
   };
 }

@@ -59,6 +59,11 @@ export interface RunConfig {
    * failure found beside others is judged again alone.
    */
   readonly concurrency?: number;
+  /**
+   * More bridges like the target, started on demand (--lanes): the run deals its checks among up to `count` bridges
+   * as the shards of one run, side by side (run/lanes.ts).
+   */
+  readonly lanes?: { readonly count: number; open(): Promise<Target> };
   /** Re-send a failing check's minimal case this many times to grade it (0: off). */
   readonly recheck?: number;
   /** Checks of these rules run before the others. */

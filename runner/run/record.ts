@@ -20,7 +20,7 @@ export async function beginRun(run: Run): Promise<void> {
   await fanOut(run.config.reporters, "onRunStart", run.log, {
     target: run.redact.deep({ label, endpoint, spawned }),
     seed: run.config.seed,
-    checks: run.plan.chosen.length,
+    checks: run.progress.total,
     profile: run.config.profile,
     strict: run.config.strict,
   });
@@ -29,7 +29,7 @@ export async function beginRun(run: Run): Promise<void> {
 /** Tells the reporters a check starts. */
 export async function beginCheck(run: Run, check: Check): Promise<CheckInfo> {
   const info = checkInfo(check);
-  await fanOut(run.config.reporters, "onCheckStart", run.log, info, run.state.begun++, run.plan.chosen.length);
+  await fanOut(run.config.reporters, "onCheckStart", run.log, info, run.progress.begun++, run.progress.total);
   return info;
 }
 

@@ -6,7 +6,7 @@ import type { Report } from "../../reports/types.js";
 import { formatHostPort } from "../../suites/harness/connection.js";
 import { redactor, STRONG_TOKEN_LENGTH } from "../../suites/harness/redact.js";
 import type { Case } from "../attempt.js";
-import { OPTIONS, type OptionValues, PROFILES, type Profile } from "../cli/options/table.js";
+import { DEFAULT_LANES, OPTIONS, type OptionValues, PROFILES, type Profile } from "../cli/options/table.js";
 import { UsageError } from "../cli/options/value.js";
 import { corpusCases, loadCorpus } from "../corpus.js";
 import { failingCases } from "../replay.js";
@@ -22,7 +22,7 @@ import {
   type Target,
   TargetError,
 } from "../targets.js";
-import type { CaseMode } from "./config.js";
+import type { CaseMode, RunConfig } from "./config.js";
 
 type Values = Partial<OptionValues>;
 
@@ -117,6 +117,24 @@ export async function openTarget(
     ? { endpoint: target.endpoint, spawned: target.spawned, label: target.label, ...command }
     : { endpoint: where, spawned: !endpoint, label: "unreachable" };
   return { target, unreachable, targetInfo: redactor(token).deep(targetInfo) };
+}
+
+/**
+ * The further bridges of a run with --spawn (--lanes): the same command started again, on a port of its own. An
+ * endpoint is one bridge, and the built-in one is this process's own work, which more of it would not hasten.
+ */
+export function laneBridges(values: Values, io: { env: NodeJS.ProcessEnv }): RunConfig["lanes"] {
+  const command = values.spawn;
+  if (!command || values.endpoint) return undefined;
+  return {
+    count: values.lanes ?? DEFAULT_LANES,
+    open: async () => {
+      const target = await spawnTarget(command, { startTimeoutMs: values.startTimeout ?? 30_000, env: io.env });
+      if (isLoopback(target.host)) return target;
+      await target.stop();
+      throw new TargetError(`it listens on ${target.host}, not on a loopback address`);
+    },
+  };
 }
 
 /** The token a run authorizes with: the environment's, or for the built-in bridge one of its own. */

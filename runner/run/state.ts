@@ -30,8 +30,6 @@ export class RunState {
   /** What the canary learnt of the bridge (a command type that completes). */
   readonly canary: CanaryMemory = {};
   failures = 0;
-  /** Checks begun so far, for the reporters' progress. */
-  begun = 0;
   stop?: Stop;
   /** A duty the bridge stopped doing (completions): checks that need it cannot be judged. */
   stopped?: Report["stopped"];
@@ -54,4 +52,6 @@ export interface Run {
   /** Logs a line, redacted: a bridge's stderr or a reporter's error may carry the token. */
   readonly log: (line: string) => void;
   readonly redact: Redactor;
+  /** Checks begun so far of all the run's checks, for the reporters: shared by the lanes (lanes.ts). */
+  readonly progress: { begun: number; readonly total: number };
 }

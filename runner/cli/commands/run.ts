@@ -11,7 +11,7 @@ import { saveFailures } from "../../corpus.js";
 import { checkDirectories, checkWritable, type reportOutputs } from "../../outputs.js";
 import { replayCommand, replayTarget } from "../../replay.js";
 import { replayVerdicts } from "../../replay-output.js";
-import { chosenCases, openTarget, runSettings, runToken } from "../../run/settings.js";
+import { chosenCases, laneBridges, openTarget, runSettings, runToken } from "../../run/settings.js";
 import { runOutcome } from "../../run.js";
 import { namedChecks } from "../../selection.js";
 import { readReportFile } from "../inputs.js";
@@ -85,6 +85,7 @@ export async function runCommand(cli: Invocation): Promise<Outcome> {
       maxFailures: values.bail ? 1 : values.maxFailures,
       stopFlag: values.bail ? "--bail" : `--max-failures ${values.maxFailures}`,
       concurrency: values.concurrency,
+      lanes: laneBridges(values, io),
       // A replay judges one case once; a fresh run grades each failure by re-sending it.
       recheck: replaying ? 0 : (values.recheck ?? OPTIONS.recheck.default),
       durationMs: values.duration,

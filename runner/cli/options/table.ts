@@ -33,6 +33,8 @@ export type Profile = keyof typeof PROFILES;
 export const TIME_BUDGET: Record<Profile, number> = { quick: 3_000, standard: 20_000, thorough: 120_000 };
 
 export const HOUR = 3_600_000;
+/** Bridges a spawned run deals its checks among (--lanes). */
+export const DEFAULT_LANES = 3;
 
 /** The config file read from the working directory when --config names none. */
 export const CONFIG_FILE = "aicontrol-conformance.config.yaml";
@@ -150,6 +152,14 @@ export const OPTIONS = {
     description:
       "checks that share no bridge state run N at a time (default: 4 against a bridge this tool starts and " +
       "that serves a second connection, else 1); a failure found beside others is judged again alone",
+  },
+  lanes: {
+    kind: "count",
+    group: "Generation",
+    arg: "N",
+    description:
+      "with --spawn, start the bridge N times and deal the checks among them, as shards of one run side by side " +
+      `(default: ${DEFAULT_LANES}; 1: one bridge): a bridge's game loop, not this tool, sets the pace`,
   },
   recheck: {
     kind: "integer",

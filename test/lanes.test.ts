@@ -1,0 +1,116 @@
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { Report } from "../reports/types.js";
+import { cli, readReport, TEST_TOKEN, verdicts } from "./helpers.js";
+
+// A spawned bridge started several times (--lanes), each bridge judging a shard of the run side by side: the
+// verdicts, cases and root causes are those of one bridge; only the time differs.
+
+const dir = mkdtempSync(join(tmpdir(), "aicc-lanes-"));
+const bridgeCli = `${process.execPath} dist/bridges/reference/cli.js`;
+const env = { ...process.env, FONLINE_AI_TOKEN: TEST_TOKEN };
+/** Rules whose checks wait on completions, kill the bridge and share nothing: each kind is dealt to some lane. */
+const RULES = "wire.*,error.*,command.*,method.act,integration.command-completion";
+
+async function run(spawnCmd: string, lanes: number, name: string, only: string[] = ["--rules", RULES]) {
+  const json = join(dir, `${name}-${lanes}.json`);
+  const args = ["--spawn", spawnCmd, "--profile", "quick", "--seed", "5", "--lanes", `${lanes}`, "--json", json];
+  const r = await cli([...args, ...only], env);
+  return { ...r, report: readReport(json) };
+}
+
+const causes = (report: Report) =>
+  (report.rootCauses ?? [])
+    .map((c) => ({ ...c, failed: [...c.failed].sort() }))
+    .sort((a, b) => a.rule.localeCompare(b.rule));
+
+const processesWith = (marker: string) =>
+  execFileSync("ps", ["-eo", "pid,args"], { encoding: "utf8" })
+    .split("\n")
+    .filter((line) => line.includes(marker) && !line.includes("ps -eo"));
+
+describe("--lanes", () => {
+  for (const mutant of ["move-loop-dies-on-string-x", "dies-on-malformed-utf8"]) {
+    it(`gives the verdicts, cases and root causes of one bridge (${mutant})`, async () => {
+      const cmd = `${bridgeCli} --mutant ${mutant}`;
+      const one = await run(cmd, 1, mutant);
+      const three = await run(cmd, 3, mutant);
+      expect(one.report.summary.fail).toBeGreaterThan(0);
+      expect(verdicts(three.report)).toEqual(verdicts(one.report));
+      expect(causes(three.report)).toEqual(causes(one.report));
+      expect(three.code).toBe(one.code);
+      expect(one.report.time?.lanes).toBeUndefined();
+      // The time line's parts add up to the lanes' time together, each lane's from the run's start to its end.
+      const { parts, lanes } = three.report.time!;
+      expect(lanes?.count).toBe(3);
+      const sum = parts!.restartingMs + parts!.recheckingMs + parts!.shrinkingMs + parts!.checksMs;
+      if (!parts!.overlap) expect(sum).toBe(lanes!.totalMs);
+      expect(lanes!.totalMs).toBeLessThanOrEqual(3 * three.report.durationMs);
+      expect(three.out).toMatch(/on 3 bridges side by side/);
+    }, 120_000);
+  }
+
+  it("goes on with the bridges that start where a further one cannot (a fixed port), and says so once", async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => resolve(port));
+      });
+    });
+    const fixed = await run(`${bridgeCli} --port ${port}`, 3, "fixed", ["--rules", "wire.utf8,method.ping"]);
+    expect(fixed.code).toBe(0);
+    expect(fixed.err.match(/--lanes 3: a further bridge did not start/g)).toHaveLength(1);
+    expect(fixed.err).toMatch(/the run goes on with 1\n/);
+    expect(fixed.report.time?.lanes).toBeUndefined();
+    expect(fixed.report.summary.fail + fixed.report.summary.error).toBe(0);
+  }, 60_000);
+
+  it("on Ctrl-C stops every lane, writes the report and exits 130, leaving no bridge behind", async () => {
+    const marker = "--drain-ms 13";
+    const json = join(dir, "interrupted.json");
+    const child = spawn(
+      process.execPath,
+      ["dist/bin.js", "--spawn", `${bridgeCli} ${marker}`, "--profile", "thorough", "--lanes", "3", "--json", json],
+      { stdio: ["ignore", "pipe", "pipe"], env },
+    );
+    let out = "";
+    let sent = false;
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+      // Once the lanes have begun their checks: one Ctrl-C.
+      if (!sent && out.includes("profile thorough")) {
+        sent = true;
+        setTimeout(() => child.kill("SIGINT"), 1500);
+      }
+    });
+    child.stderr.resume();
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    expect(code, out.slice(-2000)).toBe(130);
+    const report = readReport(json);
+    expect(report.interrupted).toBe(true);
+    expect(report.time?.lanes?.count).toBe(3);
+    expect(
+      report.rules.flatMap((r) => r.checks).some((c) => c.message?.startsWith("not run: the run was interrupted")),
+    ).toBe(true);
+    expect(processesWith(marker).filter((line) => !line.includes("dist/bin.js"))).toEqual([]);
+  }, 60_000);
+
+  it("starts no more bridges than the run has checks to deal, and leaves none behind", async () => {
+    const marker = "--drain-ms 11";
+    const single = await run(`${bridgeCli} ${marker}`, 3, "single", ["--check", "method.ping/ok"]);
+    expect(single.code).toBe(0);
+    expect(single.report.time?.lanes).toBeUndefined();
+    const two = await run(`${bridgeCli} ${marker}`, 3, "two", [
+      "--check",
+      "method.ping/ok",
+      "--check",
+      "wire.utf8/malformed",
+    ]);
+    expect(two.report.time?.lanes?.count).toBe(2);
+    expect(processesWith(marker)).toEqual([]);
+  }, 60_000);
+});
