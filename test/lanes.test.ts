@@ -99,6 +99,13 @@ describe("--lanes", () => {
     expect(processesWith(marker).filter((line) => !line.includes("dist/bin.js"))).toEqual([]);
   }, 60_000);
 
+  it("takes --spawn: an endpoint or the built-in bridge is one bridge (exit 2, naming the flag)", async () => {
+    const r = await cli(["--lanes", "2", "--check", "method.ping/ok"], env);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/--lanes 2 starts the bridge more than once, so it takes --spawn/);
+    expect(r.err).not.toMatch(/\n\s+at /);
+  });
+
   it("starts no more bridges than the run has checks to deal, and leaves none behind", async () => {
     const marker = "--drain-ms 11";
     const single = await run(`${bridgeCli} ${marker}`, 3, "single", ["--check", "method.ping/ok"]);

@@ -16,6 +16,7 @@ import { runOutcome } from "../../run.js";
 import { namedChecks } from "../../selection.js";
 import { readReportFile } from "../inputs.js";
 import { OPTIONS, PROFILES, TIME_BUDGET } from "../options/table.js";
+import { UsageError } from "../options/value.js";
 import { type Deps, EXIT, type Io, type Outcome, type Values, verdictCode } from "../outcome.js";
 import { exportCommand } from "./export.js";
 
@@ -43,6 +44,10 @@ export async function runCommand(cli: Invocation): Promise<Outcome> {
   const say = (line: string) => io.err(`aicontrol-conformance: ${line}\n`);
   const previous = cli.values.compare ? readReportFile(cli.values.compare, "--compare") : undefined;
   const values = earlier ? replayTarget(earlier.report, cli.values, earlier.flag, say) : cli.values;
+  if ((values.lanes ?? 1) > 1 && !values.spawn)
+    throw new UsageError(
+      `--lanes ${values.lanes} starts the bridge more than once, so it takes --spawn: an --endpoint or the built-in bridge is one bridge`,
+    );
   const settings = runSettings(values, contract, earlier?.report, Boolean(deps.builtIn));
   const { runs, seed, timeoutMs, tokenEnv, endpoint, profile } = settings;
   const { cases, onlyChecks, caseMode } = chosenCases(values, earlier?.report, seed, runs);
