@@ -245,6 +245,23 @@ describe("the deep session's allowance of game-loop time", () => {
     expect(at(20_000, 30_000).affords(512, "fill-history")).toBe(true);
   });
 
+  it("stops a fill part way where the pace the fill sees leaves the rest out of reach, and counts it left out", () => {
+    // Read at 5 ms a command (single commands on a loop of one a 10 ms tick): a history of 512 seems to fit 3 s.
+    const ledger = new CommandLedger();
+    for (let i = 0; i < 10; i++) ledger.step(5);
+    const allowance = LoopAllowance.of({ ledger, timeBudgetMs: 3_000, deadline: Date.now() + 30_000 } as never);
+    expect(allowance.affords(500, "fill-history")).toBe(true);
+    // The first batch of 64 took 10 ms each: the 436 left would take 4.4 s, over the 2.7 s the allowance has left.
+    allowance.spent += 64;
+    expect(allowance.stillAffords(436, 10, "fill-history")).toBe(false);
+    expect(allowance.note()).toMatch(/fill-history ×1/);
+    expect(allowance.reason(436, 10)).toMatch(
+      /^436 commands would take about 4 s at this bridge's pace \(10 ms a command\)/,
+    );
+    // At the pace it was read at, the rest still fits.
+    expect(allowance.stillAffords(436, 5, "fill-history")).toBe(true);
+  });
+
   it("is a share of the time to the deadline where that is less", () => {
     expect(at(120_000, 5_000).affords(512, "fill-history")).toBe(false);
   });

@@ -37,11 +37,23 @@ export class LoopAllowance {
     return false;
   }
 
-  /** Why a step was left out, for the cells it would have reached. */
-  reason(n: number): string {
-    const s = Math.round((n * (this.paceMs ?? 0)) / 1000);
+  /**
+   * Part way through a step, at the pace the step measured itself (`msEach`): whether its `n` commands left still fit
+   * the time the allowance has left; if not, the step of `kind` is counted as left out. A fill keeps the queue full,
+   * so it sees the loop's throughput, where the pace known before may be read from single commands: on a loop that
+   * completes one command a tick, a command accepted at some moment of a tick waits only the rest of it.
+   */
+  stillAffords(n: number, msEach: number, kind: string): boolean {
+    if (this.paceMs === undefined || n * msEach <= (this.commands - this.spent) * this.paceMs) return true;
+    this.leftOut.set(kind, (this.leftOut.get(kind) ?? 0) + 1);
+    return false;
+  }
+
+  /** Why a step was left out, for the cells it would have reached: `n` commands at `msEach` (the pace known). */
+  reason(n: number, msEach = this.paceMs ?? 0): string {
+    const s = Math.round((n * msEach) / 1000);
     return (
-      `${n} commands would take about ${s} s at this bridge's pace (${Math.round(this.paceMs ?? 0)} ms a command), ` +
+      `${n} commands would take about ${s} s at this bridge's pace (${Math.round(msEach)} ms a command), ` +
       "more than the check's time leaves"
     );
   }

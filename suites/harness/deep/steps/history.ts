@@ -60,12 +60,21 @@ async function fillHistory(model: DeepModel, real: DeepReal, slot: Slot, extra: 
   const status = await real.status(slot);
   if (!status) return;
   let need = status.maxEvents - status.events + extra;
+  const cells = ["history.exactly-max", "history.evicting", "cursor.before-oldest"];
   if (!real.pace.affords(need, "fill-history")) {
-    real.cov.cannot(["history.exactly-max", "history.evicting", "cursor.before-oldest"], real.pace.reason(need));
+    real.cov.cannot(cells, real.pace.reason(need));
     return;
   }
   const batchMax = Math.max(1, Math.min(status.maxQueuedCommands, status.maxEvents));
+  const started = Date.now();
+  let made = 0;
   while (need > 0) {
+    // After each batch, the rest at the pace this fill sees.
+    const msEach = made ? (Date.now() - started) / made : 0;
+    if (!real.pace.stillAffords(need, msEach, "fill-history")) {
+      real.cov.cannot(cells, real.pace.reason(need, msEach));
+      return;
+    }
     const batch = new Set<number>();
     while (batch.size < Math.min(batchMax, need)) {
       const until = Date.now() + real.ctx.timeoutMs * 2;
@@ -86,6 +95,7 @@ async function fillHistory(model: DeepModel, real: DeepReal, slot: Slot, extra: 
     while (!(await real.settled(batch, unseen)) && Date.now() < until) {
       if (!(await real.follow())) await pause.wait(until);
     }
+    made += batch.size;
   }
   await real.status(slot);
 }
