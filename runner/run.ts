@@ -12,7 +12,7 @@ import { fuzzUntil } from "./fuzz.js";
 import { preflightProblem, probeConcurrency } from "./health.js";
 import { rootCauses } from "./root-causes.js";
 import type { RunConfig } from "./run/config.js";
-import { execute } from "./run/execute.js";
+import { execute, preflight } from "./run/execute.js";
 import { joinStates, laneCount, openLanes } from "./run/lanes.js";
 import { type Plan, plan, SHARD_REASON } from "./run/plan.js";
 import { beginRun, recordUnjudged } from "./run/record.js";
@@ -42,50 +42,83 @@ export async function runOutcome(config: RunConfig): Promise<RunOutcome> {
   const redact = redactor(config.token);
   const write = config.log ?? ((line) => process.stderr.write(`${line}\n`));
   const log = (line: string) => write(redact.text(line));
-  const others = await openLanes(config, laneCount(config), log);
+  const { state, attempt } = await lookAtBridge(config);
+  const whole = plan(config, attempt?.concurrentConnections);
+  let lanes: Lane[] = [{ state, target: config.target }];
+  if (!attempt || (state.blocked && state.blocked.faultJudges.length === 0)) {
+    // One root cause, said once: no check can reach a verdict, so none is run or listed.
+    const finding = { verdict: "error" as const, message: state.blocked!.problem, reasonKind: "blocked" as const };
+    for (const check of whole.chosen) recordUnjudged(config, state, redact, check, finding);
+  } else {
+    const progress = { begun: 0, total: whole.chosen.length };
+    const first: Run = { config, plan: whole, state, attempt, log, redact, progress };
+    await beginRun(first);
+    // The canary before the first check learns the game loop's pace, which says whether more bridges would help.
+    await preflight(first);
+    lanes = await judgeInLanes(first, started);
+  }
+  const laneTimes = lanes.map((lane) => ({
+    ms: (lane.ended ?? Date.now()) - started,
+    restartsMs: lane.target?.restartMs ?? 0,
+    stats: lane.state.stats,
+  }));
+  const joined = joinStates(
+    lanes.map((lane) => lane.state),
+    config.checks,
+  );
+  const report = redact.deep(toReport(config, whole, joined, started, laneTimes));
+  const lostReporters = await fanOut(config.reporters, "onRunEnd", log, report);
+  return { report, lostReporters };
+}
+
+/** One bridge of a run, what it found, and when its last check ended. */
+interface Lane {
+  state: RunState;
+  target: RunConfig["target"];
+  ended?: number;
+}
+
+/**
+ * The run's checks after the preflight: on its bridge alone, or dealt among it and the further bridges of
+ * run/lanes.ts as the shards of --shard, side by side, each with its own preflight, plan and state.
+ */
+async function judgeInLanes(first: Run, started: number): Promise<Lane[]> {
+  const { config, log, redact, progress } = first;
+  const others = await openLanes(config, laneCount(config, first.state.ledger), log);
   try {
-    const targets = [config.target, ...others];
-    // Several bridges: each judges one shard of the run, dealt as --shard deals it (run/lanes.ts).
-    const lanes = targets.map((target, i) =>
-      targets.length > 1 ? { ...config, target, shard: { index: i + 1, count: targets.length } } : config,
-    );
-    const looked = await Promise.all(lanes.map(lookAtBridge));
-    const plans = lanes.map((lane, i) => plan(lane, looked[i]!.attempt?.concurrentConnections));
-    const progress = { begun: 0, total: plans.reduce((total, p) => total + p.chosen.length, 0) };
-    const runs: Run[] = [];
-    for (const [i, lane] of lanes.entries()) {
-      const { state, attempt } = looked[i]!;
-      if (attempt && !(state.blocked && state.blocked.faultJudges.length === 0)) {
-        runs.push({ config: lane, plan: plans[i]!, state, attempt, log, redact, progress });
-        continue;
+    const count = others.length + 1;
+    const lanes: Lane[] = [{ state: first.state, target: config.target }];
+    const runs: Run[] = [first];
+    if (count > 1) {
+      const shard = (index: number, target: RunConfig["target"]) => ({ ...config, target, shard: { index, count } });
+      const mine = shard(1, config.target);
+      runs[0] = { ...first, config: mine, plan: plan(mine, first.attempt.concurrentConnections) };
+      const looked = await Promise.all(others.map((target, i) => lookAtBridge(shard(i + 2, target))));
+      for (const [i, { state, attempt }] of looked.entries()) {
+        const lane = shard(i + 2, others[i]);
+        const lanePlan = plan(lane, attempt?.concurrentConnections);
+        lanes.push({ state, target: others[i] });
+        if (attempt && !(state.blocked && state.blocked.faultJudges.length === 0))
+          runs.push({ config: lane, plan: lanePlan, state, attempt, log, redact, progress });
+        else {
+          const finding = {
+            verdict: "error" as const,
+            message: state.blocked!.problem,
+            reasonKind: "blocked" as const,
+          };
+          for (const check of lanePlan.chosen) recordUnjudged(lane, state, redact, check, finding);
+        }
       }
-      // One root cause, said once: no check can reach a verdict, so none is run or listed.
-      const finding = { verdict: "error" as const, message: state.blocked!.problem, reasonKind: "blocked" as const };
-      for (const check of plans[i]!.chosen) recordUnjudged(lane, state, redact, check, finding);
     }
-    if (runs.length) await beginRun(runs[0]!);
-    const ended = new Map<RunState, number>();
     await Promise.all(
       runs.map(async (running) => {
         await execute(running);
         if (config.durationMs && !running.state.stop && !config.signal?.aborted)
           running.state.fuzzed = await fuzzUntil(running, started + config.durationMs);
-        ended.set(running.state, Date.now());
+        lanes.find((lane) => lane.state === running.state)!.ended = Date.now();
       }),
     );
-    const now = Date.now();
-    const laneTimes = looked.map(({ state }, i) => ({
-      ms: (ended.get(state) ?? now) - started,
-      restartsMs: targets[i]?.restartMs ?? 0,
-      stats: state.stats,
-    }));
-    const state = joinStates(
-      looked.map((l) => l.state),
-      config.checks,
-    );
-    const report = redact.deep(toReport(config, plans[0]!, state, started, laneTimes));
-    const lostReporters = await fanOut(config.reporters, "onRunEnd", log, report);
-    return { report, lostReporters };
+    return lanes;
   } finally {
     await Promise.all(others.map((target) => target.stop()));
   }

@@ -4,11 +4,17 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import type { Verdict } from "../protocol/verdict.js";
 import type { Report } from "../reports/types.js";
+import type { CheckResult } from "../runner/aggregate.js";
+import { joinStates } from "../runner/run/lanes.js";
+import { RunState } from "../runner/run/state.js";
+import { type Check, pass } from "../suites/harness/check.js";
 import { cli, readReport, TEST_TOKEN, verdicts } from "./helpers.js";
 
 // A spawned bridge started several times (--lanes), each bridge judging a shard of the run side by side: the
-// verdicts, cases and root causes are those of one bridge; only the time differs.
+// verdicts, cases and root causes are those of one bridge; only the time differs. Lanes are for a game loop slower
+// than this tool: the bridges here complete one command each 20 ms, as a game's tick would.
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-lanes-"));
 const bridgeCli = `${process.execPath} dist/bridges/reference/cli.js`;
@@ -28,15 +34,51 @@ const causes = (report: Report) =>
     .map((c) => ({ ...c, failed: [...c.failed].sort() }))
     .sort((a, b) => a.rule.localeCompare(b.rule));
 
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+
 const processesWith = (marker: string) =>
   execFileSync("ps", ["-eo", "pid,args"], { encoding: "utf8" })
     .split("\n")
     .filter((line) => line.includes(marker) && !line.includes("ps -eo"));
 
+describe("the lanes' states joined", () => {
+  const check = (id: string): Check => ({ id, rules: [], description: id, run: async () => pass("") });
+  const result = (id: string, verdict: Verdict): CheckResult => ({
+    check: check(id),
+    finding: { verdict, message: verdict },
+    report: { id, verdict, message: verdict } as CheckResult["report"],
+  });
+  const state = (...results: CheckResult[]) => {
+    const s = new RunState();
+    for (const r of results) s.results.set(r.check.id, r);
+    return s;
+  };
+
+  it("keep every check's result in the catalogue's order, and what each lane's canary found, once, the worst", () => {
+    const checks = ["a/one", "b/two", "c/three"].map(check);
+    const joined = joinStates(
+      [
+        state(result("c/three", "pass"), result("preflight/method.events", "warn"), result("a/one", "fail")),
+        state(result("b/two", "pass"), result("preflight/method.events", "fail"), result("canary/x", "pass")),
+      ],
+      checks,
+    );
+    expect([...joined.results.keys()]).toEqual(["a/one", "b/two", "c/three", "preflight/method.events", "canary/x"]);
+    expect(joined.results.get("preflight/method.events")!.finding.verdict).toBe("fail");
+    expect(joined.failures).toBe(2);
+  });
+});
+
 describe("--lanes", () => {
   for (const mutant of ["move-loop-dies-on-string-x", "dies-on-malformed-utf8"]) {
     it(`gives the verdicts, cases and root causes of one bridge (${mutant})`, async () => {
-      const cmd = `${bridgeCli} --mutant ${mutant}`;
+      const cmd = `${bridgeCli} --mutant ${mutant} --drain-ms 20`;
       const one = await run(cmd, 1, mutant);
       const three = await run(cmd, 3, mutant);
       expect(one.report.summary.fail).toBeGreaterThan(0);
@@ -55,13 +97,11 @@ describe("--lanes", () => {
   }
 
   it("goes on with the bridges that start where a further one cannot (a fixed port), and says so once", async () => {
-    const port = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, "127.0.0.1", () => {
-        const { port } = probe.address() as { port: number };
-        probe.close(() => resolve(port));
-      });
-    });
-    const fixed = await run(`${bridgeCli} --port ${port}`, 3, "fixed", ["--rules", "wire.utf8,method.ping"]);
+    const port = await freePort();
+    const fixed = await run(`${bridgeCli} --port ${port} --drain-ms 20`, 3, "fixed", [
+      "--rules",
+      "wire.utf8,method.ping",
+    ]);
     expect(fixed.code).toBe(0);
     expect(fixed.err.match(/--lanes 3: a further bridge did not start/g)).toHaveLength(1);
     expect(fixed.err).toMatch(/the run goes on with 1\n/);
@@ -69,8 +109,20 @@ describe("--lanes", () => {
     expect(fixed.report.summary.fail + fixed.report.summary.error).toBe(0);
   }, 60_000);
 
+  it("does not take a further bridge whose ready line names one already in the run", async () => {
+    const port = await freePort();
+    // A wrapper that says the fixed port whether or not its own bridge could listen there.
+    const wrapper = `${bridgeCli} --port ${port} --drain-ms 20 & sleep 0.5; echo '{"host":"127.0.0.1","port":${port}}'; wait`;
+    const shared = await run(wrapper, 3, "shared", ["--rules", "wire.utf8,method.ping"]);
+    expect(shared.err).toMatch(
+      new RegExp(`a further bridge did not start \\(it said it listens on 127\\.0\\.0\\.1:${port}, as another does\\)`),
+    );
+    expect(shared.report.time?.lanes).toBeUndefined();
+    expect(shared.code).toBe(0);
+  }, 60_000);
+
   it("on Ctrl-C stops every lane, writes the report and exits 130, leaving no bridge behind", async () => {
-    const marker = "--drain-ms 13";
+    const marker = "--drain-ms 23";
     const json = join(dir, "interrupted.json");
     const child = spawn(
       process.execPath,
@@ -106,8 +158,14 @@ describe("--lanes", () => {
     expect(r.err).not.toMatch(/\n\s+at /);
   });
 
+  it("keeps to one bridge whose game loop keeps up with this tool: more would only compete for its time", async () => {
+    const fast = await run(`${bridgeCli} --mutant move-loop-dies-on-string-x`, 3, "fast");
+    expect(fast.report.time?.lanes).toBeUndefined();
+    expect(fast.out).not.toMatch(/bridges side by side/);
+  }, 60_000);
+
   it("starts no more bridges than the run has checks to deal, and leaves none behind", async () => {
-    const marker = "--drain-ms 11";
+    const marker = "--drain-ms 21";
     const single = await run(`${bridgeCli} ${marker}`, 3, "single", ["--check", "method.ping/ok"]);
     expect(single.code).toBe(0);
     expect(single.report.time?.lanes).toBeUndefined();

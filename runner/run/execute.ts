@@ -9,10 +9,16 @@ import { judgeCheck, recheck } from "./cases.js";
 import { beginCheck, record } from "./record.js";
 import type { Run } from "./state.js";
 
+/** The canary before the first check, once: a bridge broken before the run is named as such, not after whichever check comes first. */
+export async function preflight(run: Run): Promise<void> {
+  if (run.state.preflighted) return;
+  run.state.preflighted = true;
+  if (!run.state.stop) await diagnosed(run, PREFLIGHT);
+}
+
 /** Runs the plan's stretches in order, after the canary has looked at the bridge. */
 export async function execute(run: Run): Promise<void> {
-  // A bridge broken before the run is named as such, not after whichever check comes first.
-  if (!run.state.stop) await diagnosed(run, PREFLIGHT);
+  await preflight(run);
   for (const stretch of run.plan.stretches) {
     if (stretch.length > 1) await pooled(run, stretch);
     else await alone(run, stretch[0]!);

@@ -1,19 +1,29 @@
 // Lanes: one run on several bridges of the same command, each judging a shard of the checks side by side. A bridge's
 // game loop completes commands at its own pace, so where the checks wait on it, more bridges finish sooner; the
 // shards are the ones --shard deals, so the verdicts are those of one bridge (docs/ARCHITECTURE.md, "Lanes").
-import { type Check, shardUnit } from "../../suites/harness/check.js";
+import { worst } from "../../protocol/verdict.js";
+import { type Check, type CommandLedger, shardUnit } from "../../suites/harness/check.js";
 import type { Target } from "../targets.js";
 import type { RunConfig } from "./config.js";
 import { plan } from "./plan.js";
 import { RunState } from "./state.js";
 
 /**
- * How many bridges the run is dealt among: one unless it was asked for more (RunConfig.lanes) and the run can be
- * split: a shard already, fuzzing (--duration) and a stop after N failures (--max-failures) count over one bridge.
+ * The pace, in ms a completion, from which more bridges pay: below it a run waits on this tool, not on the game loop,
+ * and more bridges would only take this tool's time from one another (a check that races the loop, filling its
+ * queue faster than it drains, then could not).
  */
-export function laneCount(config: RunConfig): number {
+export const LANE_PACE_MS = 3;
+
+/**
+ * How many bridges the run is dealt among: one unless it was asked for more (RunConfig.lanes), the game loop's pace
+ * the preflight read (`ledger`) is slow enough to pay for them, and the run can be split: a shard already, fuzzing
+ * (--duration) and a stop after N failures (--max-failures) count over one bridge.
+ */
+export function laneCount(config: RunConfig, ledger: CommandLedger): number {
   const asked = config.lanes?.count ?? 1;
   if (asked <= 1 || !config.target || config.shard || config.durationMs || config.maxFailures) return 1;
+  if ((ledger.meanStepMs ?? 0) < LANE_PACE_MS) return 1;
   // No more lanes than the shard dealing has units: a lane with nothing to judge is a bridge started for nothing.
   const units = new Set(plan(config, true).chosen.map(shardUnit)).size;
   return Math.max(1, Math.min(asked, units));
@@ -26,34 +36,50 @@ export function laneCount(config: RunConfig): number {
 export async function openLanes(config: RunConfig, count: number, log: (line: string) => void): Promise<Target[]> {
   if (count <= 1 || !config.lanes) return [];
   const started = await Promise.allSettled(Array.from({ length: count - 1 }, () => config.lanes!.open()));
-  const targets = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
-  const failed = started.find((s): s is PromiseRejectedResult => s.status === "rejected");
-  if (failed) {
-    const why = failed.reason instanceof Error ? failed.reason.message : String(failed.reason);
+  const targets: Target[] = [];
+  const endpoints = new Set([config.target!.endpoint]);
+  let why: string | undefined;
+  for (const s of started) {
+    if (s.status === "rejected") why ??= s.reason instanceof Error ? s.reason.message : String(s.reason);
+    else if (endpoints.has(s.value.endpoint)) {
+      // Its ready line names a bridge already in the run (a fixed port): two lanes on one bridge would meet.
+      why ??= `it said it listens on ${s.value.endpoint}, as another does`;
+      await s.value.stop();
+    } else {
+      endpoints.add(s.value.endpoint);
+      targets.push(s.value);
+    }
+  }
+  if (why)
     log(
       `aicontrol-conformance: --lanes ${count}: a further bridge did not start (${why}); the run goes on with ${targets.length + 1}`,
     );
-  }
   return targets;
 }
 
 /**
- * The states of the lanes as one run's: results (in the order of `checks`, as one bridge would list them), counts and
- * exits together, the first stop of any.
+ * The states of the lanes as one run's: results (the checks in the order of `checks`, as one bridge would list them,
+ * then what the canary found), counts and exits together, the first stop of any. Each lane's preflight and canary
+ * look at a bridge of the same command: a fault they find on several is one finding, the worst of them.
  */
 export function joinStates(states: readonly RunState[], checks: readonly Check[]): RunState {
   if (states.length === 1) return states[0]!;
   // Blocked only where no lane could judge: a lane that ran has results of its own.
   const joined = new RunState(states.every((s) => s.blocked) ? states[0]!.blocked : undefined);
-  for (const check of checks) {
-    const result = states.map((s) => s.results.get(check.id)).find(Boolean);
-    if (!result) continue;
-    joined.results.set(check.id, result);
+  const order = new Map(checks.map((check, i) => [check.id, i]));
+  const results = states.flatMap((s) => [...s.results.values()]);
+  const position = (id: string) => order.get(id) ?? checks.length;
+  for (const result of results.sort((a, b) => position(a.check.id) - position(b.check.id))) {
+    const known = joined.results.get(result.check.id);
+    if (known && worst(known.finding.verdict, result.finding.verdict) === known.finding.verdict) continue;
+    joined.results.set(result.check.id, result);
+  }
+  for (const result of joined.results.values()) {
     joined.coverage.add(result.check, result.finding);
+    if (result.finding.verdict === "fail") joined.failures++;
   }
   for (const state of states) {
     joined.exits.push(...state.exits);
-    joined.failures += state.failures;
     joined.stop ??= state.stop;
     joined.stopped ??= state.stopped;
     const { stats, ledger } = state;

@@ -30,6 +30,8 @@ export class RunState {
   /** What the canary learnt of the bridge (a command type that completes). */
   readonly canary: CanaryMemory = {};
   failures = 0;
+  /** The canary has looked at the bridge before the first check. */
+  preflighted = false;
   stop?: Stop;
   /** A duty the bridge stopped doing (completions): checks that need it cannot be judged. */
   stopped?: Report["stopped"];

@@ -199,14 +199,11 @@ const PACE_ACTS = 4;
  * One not accepted or not completed ends it: judging that is the checks' business.
  */
 async function learnPace(ctx: CheckContext, conn: Connection, type: string): Promise<void> {
-  let seen: number | undefined;
   for (let i = 0; ctx.ledger && !ctx.ledger.paced && i < PACE_ACTS; i++) {
     const cursor = await latestSeq(ctx, conn);
     const seq = resultOf(await ctx.call(conn, rpc("act", { type }, "canary-pace")))?.commandSeq;
     if (!Number.isSafeInteger(seq)) return;
-    // Timed from the sighting of the one before: a loop that completes a command a tick takes a whole tick.
-    const done = await collectCompletions(ctx, conn, cursor, new Set([seq as number]), { since: seen });
+    const done = await collectCompletions(ctx, conn, cursor, new Set([seq as number]));
     if (!done.has(seq as number)) return;
-    seen = Date.now();
   }
 }

@@ -203,12 +203,6 @@ export interface FollowOptions {
    * checks after, it also makes one more event of it in the time the look would have taken anyway.
    */
   step?: () => Promise<number | undefined>;
-  /**
-   * When the first awaited command's step of the game loop began (default: now, its acceptance). A command acted the
-   * moment the one before was seen complete waits from that sighting: accepted at some moment of the loop's tick, its
-   * own acceptance would time only the rest of the tick.
-   */
-  since?: number;
 }
 
 /**
@@ -241,7 +235,7 @@ async function follow(
   conn: Connection,
   cursor: number,
   waiting: Set<number>,
-  { waitMs = ctx.timeoutMs * 2, unseenBefore = 0, step, since }: FollowOptions,
+  { waitMs = ctx.timeoutMs * 2, unseenBefore = 0, step }: FollowOptions,
 ): Promise<Completions> {
   const seen = new Completions();
   const from = cursor;
@@ -251,7 +245,7 @@ async function follow(
   const pause = new Backoff();
   const pageMax = ctx.contract.limits.eventsLimitMax;
   let until = Date.now() + waitMs;
-  let lastArrival = since ?? Date.now();
+  let lastArrival = Date.now();
   /** What this machine had lost at lastArrival: time it then lost waiting for a CPU is no step of the game loop. */
   let arrivalMark = machine.mark();
   let pace = 0;

@@ -13,10 +13,14 @@ export class LoopAllowance {
   /** Steps left out for want of time, by kind. */
   readonly leftOut = new Map<string, number>();
 
-  /** `paceMs` undefined: the pace is not known, and nothing is left out. */
+  /**
+   * `paceMs` undefined: the pace is not known, and nothing is left out. `endsAt`: the end of the check's own time
+   * (its deadline, or the profile's budget from its start), which no step's commands may be seen to run past.
+   */
   constructor(
     readonly paceMs: number | undefined,
     readonly commands: number,
+    readonly endsAt = Number.POSITIVE_INFINITY,
   ) {}
 
   /**
@@ -27,7 +31,8 @@ export class LoopAllowance {
     const pace = ctx.ledger?.meanStepMs;
     const left = (ctx.deadline ?? Date.now() + ctx.timeBudgetMs) - Date.now();
     const loopMs = Math.min(left * LOOP_SHARE, ctx.timeBudgetMs);
-    return new LoopAllowance(pace, pace ? Math.floor(loopMs / pace) : Number.POSITIVE_INFINITY);
+    const endsAt = Date.now() + Math.min(left, ctx.timeBudgetMs);
+    return new LoopAllowance(pace, pace ? Math.floor(loopMs / pace) : Number.POSITIVE_INFINITY, endsAt);
   }
 
   /** Whether `n` more commands fit; if not, the step of `kind` is counted as left out. */
@@ -38,13 +43,13 @@ export class LoopAllowance {
   }
 
   /**
-   * Part way through a step, at the pace the step measured itself (`msEach`): whether its `n` commands left still fit
-   * the time the allowance has left; if not, the step of `kind` is counted as left out. A fill keeps the queue full,
-   * so it sees the loop's throughput, where the pace known before may be read from single commands: on a loop that
-   * completes one command a tick, a command accepted at some moment of a tick waits only the rest of it.
+   * Part way through a step, at the pace the step measured itself (`msEach`, its round trips included): whether its
+   * `n` commands left still end within the check's time; if not, the step of `kind` is counted as left out. The pace
+   * known before may be read from single commands: on a loop that completes one command a tick, a command accepted at
+   * some moment of a tick waits only the rest of it, so a step judged affordable at that pace can take twice as long.
    */
   stillAffords(n: number, msEach: number, kind: string): boolean {
-    if (this.paceMs === undefined || n * msEach <= (this.commands - this.spent) * this.paceMs) return true;
+    if (this.paceMs === undefined || Date.now() + n * msEach <= this.endsAt) return true;
     this.leftOut.set(kind, (this.leftOut.get(kind) ?? 0) + 1);
     return false;
   }

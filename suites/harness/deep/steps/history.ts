@@ -54,6 +54,9 @@ async function events(real: DeepReal, slot: Slot, aim: CursorAim, limit: number)
   }
 }
 
+/** Commands a fill makes before its own pace is trusted: one command's time may be a moment the machine lost. */
+const MEASURED = 32;
+
 /** Acts until the history holds maxEvents (plus `extra`), following the completions as they come. */
 async function fillHistory(model: DeepModel, real: DeepReal, slot: Slot, extra: number): Promise<void> {
   await real.authorized(0); // completions are followed on the first connection
@@ -69,8 +72,8 @@ async function fillHistory(model: DeepModel, real: DeepReal, slot: Slot, extra: 
   const started = Date.now();
   let made = 0;
   while (need > 0) {
-    // After each batch, the rest at the pace this fill sees.
-    const msEach = made ? (Date.now() - started) / made : 0;
+    // Once a few dozen are made, the rest at the pace this fill sees.
+    const msEach = made >= MEASURED ? (Date.now() - started) / made : 0;
     if (!real.pace.stillAffords(need, msEach, "fill-history")) {
       real.cov.cannot(cells, real.pace.reason(need, msEach));
       return;
