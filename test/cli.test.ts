@@ -9,7 +9,7 @@ import { contract } from "../protocol/contract.js";
 import { EXIT_CODES, REPRODUCER_EXIT } from "../runner/cli/options/exit-codes.js";
 import { usage } from "../runner/cli/options/help.js";
 import { OPTIONS } from "../runner/cli/options/table.js";
-import { cli, readReport, TEST_TOKEN } from "./helpers.js";
+import { cli, interruptedCli, readReport, TEST_TOKEN } from "./helpers.js";
 
 const dir = mkdtempSync(join(tmpdir(), "aicc-cli-"));
 const bridges: ReferenceBridge[] = [];
@@ -252,20 +252,8 @@ describe("CLI interrupted", () => {
       "--check",
       "method.ping/ok",
     ];
-    const child = spawn(process.execPath, ["dist/bin.js", ...args, "--json", json], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    let sent = false;
-    child.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
-      if (!sent && out.includes("profile thorough")) {
-        sent = true;
-        // The run has started its checks: one Ctrl-C, a moment into the first (which runs for seconds more).
-        setTimeout(() => child.kill("SIGINT"), 1000);
-      }
-    });
-    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    // The run has started its checks: one Ctrl-C, a moment into the first (which runs for seconds more).
+    const { code, out } = await interruptedCli([...args, "--json", json], "profile thorough", 1000);
     expect(code).toBe(130);
     const report = readReport(json);
     expect(report.interrupted).toBe(true);

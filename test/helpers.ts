@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { stripVTControlCharacters } from "node:util";
 import { Ajv } from "ajv";
@@ -156,6 +157,30 @@ export async function cli(
   };
   const code = await main(args, io, { builtIn: (options) => new Reference(options) });
   return { code, out: stripVTControlCharacters(out), err: stripVTControlCharacters(err) };
+}
+
+/**
+ * Runs the CLI as a process and sends it one Ctrl-C `afterMs` after its console first shows `begun` (its checks have
+ * begun); its exit code and what it printed.
+ */
+export async function interruptedCli(
+  args: string[],
+  begun: string | RegExp,
+  afterMs: number,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, ["dist/bin.js", ...args], { stdio: ["ignore", "pipe", "pipe"], env });
+  let out = "";
+  let sent = false;
+  child.stdout.on("data", (d: Buffer) => {
+    out += d.toString();
+    if (sent || !(typeof begun === "string" ? out.includes(begun) : begun.test(out))) return;
+    sent = true;
+    setTimeout(() => child.kill("SIGINT"), afterMs);
+  });
+  child.stderr.resume();
+  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+  return { code, out };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -10,7 +10,7 @@ import type { CheckResult } from "../runner/aggregate.js";
 import { joinStates } from "../runner/run/lanes.js";
 import { RunState } from "../runner/run/state.js";
 import { type Check, pass } from "../suites/harness/check.js";
-import { cli, readReport, TEST_TOKEN, verdicts } from "./helpers.js";
+import { cli, interruptedCli, readReport, TEST_TOKEN, verdicts } from "./helpers.js";
 
 // A spawned bridge started several times (--lanes), each bridge judging a shard of the run side by side: the
 // verdicts, cases and root causes are those of one bridge; only the time differs. Lanes are for a game loop slower
@@ -124,23 +124,9 @@ describe("--lanes", () => {
   it("on Ctrl-C stops every lane, writes the report and exits 130, leaving no bridge behind", async () => {
     const marker = "--drain-ms 23";
     const json = join(dir, "interrupted.json");
-    const child = spawn(
-      process.execPath,
-      ["dist/bin.js", "--spawn", `${bridgeCli} ${marker}`, "--profile", "thorough", "--lanes", "3", "--json", json],
-      { stdio: ["ignore", "pipe", "pipe"], env },
-    );
-    let out = "";
-    let sent = false;
-    child.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
-      // Once the lanes have begun their checks: one Ctrl-C.
-      if (!sent && out.includes("profile thorough")) {
-        sent = true;
-        setTimeout(() => child.kill("SIGINT"), 1500);
-      }
-    });
-    child.stderr.resume();
-    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    // Once a check has ended (the lanes are started before the first check begins): one Ctrl-C.
+    const args = ["--spawn", `${bridgeCli} ${marker}`, "--profile", "thorough", "--lanes", "3", "--json", json];
+    const { code, out } = await interruptedCli(args, /✓ \S+ \d+ ms/, 500, env);
     expect(code, out.slice(-2000)).toBe(130);
     const report = readReport(json);
     expect(report.interrupted).toBe(true);
