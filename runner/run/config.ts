@@ -61,9 +61,9 @@ export interface RunConfig {
   readonly concurrency?: number;
   /**
    * More bridges like the target, started on demand (--lanes): the run deals its checks among up to `count` bridges
-   * as the shards of one run, side by side (run/lanes.ts).
+   * as the shards of one run, side by side (run/lanes.ts); where `paced`, only if the game loop is slow enough.
    */
-  readonly lanes?: { readonly count: number; open(): Promise<Target> };
+  readonly lanes?: { readonly count: number; readonly paced: boolean; open(): Promise<Target> };
   /** Re-send a failing check's minimal case this many times to grade it (0: off). */
   readonly recheck?: number;
   /** Checks of these rules run before the others. */

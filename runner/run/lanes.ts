@@ -16,14 +16,14 @@ import { RunState } from "./state.js";
 export const LANE_PACE_MS = 3;
 
 /**
- * How many bridges the run is dealt among: one unless it was asked for more (RunConfig.lanes), the game loop's pace
- * the preflight read (`ledger`) is slow enough to pay for them, and the run can be split: a shard already, fuzzing
- * (--duration) and a stop after N failures (--max-failures) count over one bridge.
+ * How many bridges the run is dealt among: one unless more were asked for (RunConfig.lanes; by default only where the
+ * game loop's pace the preflight read, `ledger`, is slow enough to pay for them) and the run can be split: a shard
+ * already, fuzzing (--duration) and a stop after N failures (--max-failures) count over one bridge.
  */
 export function laneCount(config: RunConfig, ledger: CommandLedger): number {
   const asked = config.lanes?.count ?? 1;
   if (asked <= 1 || !config.target || config.shard || config.durationMs || config.maxFailures) return 1;
-  if ((ledger.meanStepMs ?? 0) < LANE_PACE_MS) return 1;
+  if (config.lanes?.paced && (ledger.meanStepMs ?? 0) < LANE_PACE_MS) return 1;
   // No more lanes than the shard dealing has units: a lane with nothing to judge is a bridge started for nothing.
   const units = new Set(plan(config, true).chosen.map(shardUnit)).size;
   return Math.max(1, Math.min(asked, units));

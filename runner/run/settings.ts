@@ -128,6 +128,8 @@ export function laneBridges(values: Values, io: { env: NodeJS.ProcessEnv }): Run
   if (!command || values.endpoint) return undefined;
   return {
     count: values.lanes ?? DEFAULT_LANES,
+    // Asked for by number, lanes are started whatever the pace; by default only where they pay.
+    paced: values.lanes === undefined,
     open: async () => {
       const target = await spawnTarget(command, { startTimeoutMs: values.startTimeout ?? 30_000, env: io.env });
       if (isLoopback(target.host) || values.allowRemote) return target;
