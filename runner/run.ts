@@ -110,7 +110,8 @@ async function judgeInLanes(first: Run, started: number): Promise<Lane[]> {
         }
       }
     }
-    await Promise.all(
+    // Every lane ends before any bridge is stopped: one that threw does not pull the others' bridges away.
+    const ran = await Promise.allSettled(
       runs.map(async (running) => {
         await execute(running);
         if (config.durationMs && !running.state.stop && !config.signal?.aborted)
@@ -118,6 +119,8 @@ async function judgeInLanes(first: Run, started: number): Promise<Lane[]> {
         lanes.find((lane) => lane.state === running.state)!.ended = Date.now();
       }),
     );
+    const thrown = ran.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (thrown) throw thrown.reason;
     return lanes;
   } finally {
     await Promise.all(others.map((target) => target.stop()));
