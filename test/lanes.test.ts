@@ -112,6 +112,7 @@ describe("the number of lanes", () => {
     expect(laneCount(config({ maxFailures: 1 }), ledger(10))).toBe(1);
     expect(laneCount(config({ onlyChecks: new Set(["method.ping/ok", "wire.utf8/malformed"]) }), ledger(10))).toBe(2);
     expect(laneCount(config({ onlyChecks: new Set(["method.ping/ok"]) }), ledger(10))).toBe(1);
+    expect(laneCount(config({ signal: AbortSignal.abort() }), ledger(10))).toBe(1);
   });
 });
 

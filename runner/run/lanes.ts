@@ -23,6 +23,7 @@ export const LANE_PACE_MS = 3;
 export function laneCount(config: RunConfig, ledger: CommandLedger): number {
   const asked = config.lanes?.count ?? 1;
   if (asked <= 1 || !config.target || config.shard || config.durationMs || config.maxFailures) return 1;
+  if (config.signal?.aborted) return 1; // an interrupted run starts no more bridges
   if (config.lanes?.paced && (ledger.meanStepMs ?? 0) < LANE_PACE_MS) return 1;
   // No more lanes than the shard dealing has units: a lane with nothing to judge is a bridge started for nothing.
   const units = new Set(plan(config, true).chosen.map(shardUnit)).size;
