@@ -3,7 +3,7 @@
 import type { RuleId } from "../protocol/contract.js";
 import { fanOut } from "../reports/index.js";
 import type { Report } from "../reports/types.js";
-import type { Check } from "../suites/harness/check.js";
+import type { Check, Finding } from "../suites/harness/check.js";
 import { redactor } from "../suites/harness/redact.js";
 import { aggregate, type SkipReason, summarize, UNCOVERED } from "./aggregate.js";
 import type { AttemptContext } from "./attempt.js";
@@ -45,10 +45,9 @@ export async function runOutcome(config: RunConfig): Promise<RunOutcome> {
   const { state, attempt } = await lookAtBridge(config);
   const whole = plan(config, attempt?.concurrentConnections);
   let lanes: Lane[] = [{ state, target: config.target }];
-  if (!attempt || (state.blocked && state.blocked.faultJudges.length === 0)) {
+  if (!attempt || blocked(state)) {
     // One root cause, said once: no check can reach a verdict, so none is run or listed.
-    const finding = { verdict: "error" as const, message: state.blocked!.problem, reasonKind: "blocked" as const };
-    for (const check of whole.chosen) recordUnjudged(config, state, redact, check, finding);
+    for (const check of whole.chosen) recordUnjudged(config, state, redact, check, blockedFinding(state));
   } else {
     const progress = { begun: 0, total: whole.chosen.length };
     const first: Run = { config, plan: whole, state, attempt, log, redact, progress };
@@ -70,6 +69,16 @@ export async function runOutcome(config: RunConfig): Promise<RunOutcome> {
   const lostReporters = await fanOut(config.reporters, "onRunEnd", log, report);
   return { report, lostReporters };
 }
+
+/** Whether no check can reach a verdict on this bridge: the preflight found a fault no check judges. */
+const blocked = (state: RunState): boolean => Boolean(state.blocked && state.blocked.faultJudges.length === 0);
+
+/** What every check of a blocked bridge is recorded with: the preflight's one root cause. */
+const blockedFinding = (state: RunState): Finding => ({
+  verdict: "error",
+  message: state.blocked!.problem,
+  reasonKind: "blocked",
+});
 
 /** One bridge of a run, what it found, and when its last check ended. */
 interface Lane {
@@ -98,16 +107,9 @@ async function judgeInLanes(first: Run, started: number): Promise<Lane[]> {
         const lane = shard(i + 2, others[i]);
         const lanePlan = plan(lane, attempt?.concurrentConnections);
         lanes.push({ state, target: others[i] });
-        if (attempt && !(state.blocked && state.blocked.faultJudges.length === 0))
+        if (attempt && !blocked(state))
           runs.push({ config: lane, plan: lanePlan, state, attempt, log, redact, progress });
-        else {
-          const finding = {
-            verdict: "error" as const,
-            message: state.blocked!.problem,
-            reasonKind: "blocked" as const,
-          };
-          for (const check of lanePlan.chosen) recordUnjudged(lane, state, redact, check, finding);
-        }
+        else for (const check of lanePlan.chosen) recordUnjudged(lane, state, redact, check, blockedFinding(state));
       }
     }
     // Every lane ends before any bridge is stopped: one that threw does not pull the others' bridges away.
@@ -148,9 +150,9 @@ async function lookAtBridge(config: RunConfig): Promise<{ state: RunState; attem
     seed,
     signal,
   };
-  const blocked = await preflightProblem(base, config.tokenEnv);
-  const concurrentConnections = blocked ? undefined : await probeConcurrency(base);
-  const state = new RunState(blocked);
+  const problem = await preflightProblem(base, config.tokenEnv);
+  const concurrentConnections = problem ? undefined : await probeConcurrency(base);
+  const state = new RunState(problem);
   return { state, attempt: { ...base, concurrentConnections, stats: state.stats, ledger: state.ledger } };
 }
 
@@ -167,7 +169,7 @@ function toReport(
   const rules = aggregate(contract, state.results.values(), config.selected, (id) =>
     skipReason(id, config, planned.runnable),
   );
-  const blocked = state.blocked && state.blocked.faultJudges.length === 0 ? state.blocked.problem : undefined;
+  const blockedBy = blocked(state) ? state.blocked!.problem : undefined;
   const durationMs = Date.now() - started;
   const restartsMs = lanes.reduce((total, lane) => total + lane.restartsMs, 0);
   const report: Report = {
@@ -182,7 +184,7 @@ function toReport(
     ...(config.signal?.aborted ? { interrupted: true as const } : {}),
     durationMs,
     summary: summarize(rules),
-    ...(blocked ? { blocked } : {}),
+    ...(blockedBy ? { blocked: blockedBy } : {}),
     ...(state.stopped ? { stopped: state.stopped } : {}),
     ...(state.exits.length ? { targetExits: state.exits } : {}),
     ...(coverage.report() ? { stateCoverage: coverage.report() } : {}),
