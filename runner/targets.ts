@@ -168,6 +168,11 @@ export interface SpawnOptions {
   /** How long the bridge may take to print its ready line. */
   startTimeoutMs: number;
   env?: NodeJS.ProcessEnv;
+  /**
+   * The ports bridges of this command have listened on, shared by the targets of one command (a run's bridge and its
+   * lanes): once it holds two, each knows a start gets a port of its own, and starts its spares as soon as it starts.
+   */
+  ports?: Set<number>;
 }
 
 /** Starts a bridge with a shell command and reads its port from the first stdout line holding a JSON object with "port". */
@@ -240,7 +245,9 @@ class Spares {
     private readonly options: SpawnOptions,
     port: number,
   ) {
-    this.ports = new Set([port]);
+    this.ports = options.ports ?? new Set();
+    this.ports.add(port);
+    this.startAhead();
   }
 
   /** A fresh bridge in place of `current`, which is stopped. */
@@ -270,9 +277,14 @@ class Spares {
       next = await start(this.command, this.options);
     }
     this.ports.add(next.port);
+    this.startAhead();
+    return next;
+  }
+
+  /** Spares up to SPARES, once a start is known to get a port of its own. */
+  private startAhead(): void {
     while (!this.closed && this.ports.size > 1 && this.spares.length < SPARES)
       this.spares.push(start(this.command, this.options).catch(() => undefined));
-    return next;
   }
 
   async stop(current: Started): Promise<void> {

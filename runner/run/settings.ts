@@ -18,6 +18,7 @@ import {
   isLoopback,
   parseEndpoint,
   RemoteRefused,
+  type SpawnOptions,
   spawnTarget,
   type Target,
   TargetError,
@@ -75,12 +76,21 @@ export function chosenCases(values: Values, earlier: Report | undefined, seed: n
   return { cases, onlyChecks, caseMode };
 }
 
+/**
+ * How --spawn starts the run's bridges: one set of options for the run's bridge and its lanes, so what one start
+ * learns (whether each start listens on a port of its own) the others know.
+ */
+export function spawnOptions(values: Values, io: { env: NodeJS.ProcessEnv }): SpawnOptions {
+  return { startTimeoutMs: values.startTimeout ?? 30_000, env: io.env, ports: new Set() };
+}
+
 /** The bridge a run goes to, or why it cannot be reached (the run then reports every rule unjudged). */
 export async function openTarget(
   values: Values,
   settings: ReturnType<typeof runSettings>,
   token: string | undefined,
   io: { env: NodeJS.ProcessEnv; err: (text: string) => void; console?: boolean },
+  spawning: SpawnOptions,
   builtIn?: BridgeFactory,
 ) {
   const { endpoint, timeoutMs } = settings;
@@ -95,7 +105,7 @@ export async function openTarget(
         allowRemote: values.allowRemote,
       });
     } else if (values.spawn) {
-      target = await spawnTarget(values.spawn, { startTimeoutMs: values.startTimeout ?? 30_000, env: io.env });
+      target = await spawnTarget(values.spawn, spawning);
       if (!isLoopback(target.host) && !values.allowRemote) {
         await target.stop();
         throw new UsageError(`the spawned bridge listens on ${target.host}: ${new RemoteRefused(target.host).message}`);
@@ -123,7 +133,7 @@ export async function openTarget(
  * The further bridges of a run with --spawn (--lanes): the same command started again, on a port of its own. An
  * endpoint is one bridge, and the built-in one is this process's own work, which more of it would not hasten.
  */
-export function laneBridges(values: Values, io: { env: NodeJS.ProcessEnv }): RunConfig["lanes"] {
+export function laneBridges(values: Values, spawning: SpawnOptions): RunConfig["lanes"] {
   const command = values.spawn;
   if (!command || values.endpoint) return undefined;
   return {
@@ -131,7 +141,7 @@ export function laneBridges(values: Values, io: { env: NodeJS.ProcessEnv }): Run
     // Asked for by number, lanes are started whatever the pace; by default only where they pay.
     paced: values.lanes === undefined,
     open: async () => {
-      const target = await spawnTarget(command, { startTimeoutMs: values.startTimeout ?? 30_000, env: io.env });
+      const target = await spawnTarget(command, spawning);
       if (isLoopback(target.host) || values.allowRemote) return target;
       await target.stop();
       throw new TargetError(`it listens on ${target.host}, not on a loopback address`);

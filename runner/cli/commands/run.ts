@@ -11,7 +11,7 @@ import { saveFailures } from "../../corpus.js";
 import { checkDirectories, checkWritable, type reportOutputs } from "../../outputs.js";
 import { replayCommand, replayTarget } from "../../replay.js";
 import { replayVerdicts } from "../../replay-output.js";
-import { chosenCases, laneBridges, openTarget, runSettings, runToken } from "../../run/settings.js";
+import { chosenCases, laneBridges, openTarget, runSettings, runToken, spawnOptions } from "../../run/settings.js";
 import { runOutcome } from "../../run.js";
 import { namedChecks } from "../../selection.js";
 import { readReportFile } from "../inputs.js";
@@ -55,7 +55,8 @@ export async function runCommand(cli: Invocation): Promise<Outcome> {
   checkWritable(cli.outputs);
   checkDirectories(values);
   const token = runToken(values, tokenEnv, io);
-  const { target, unreachable, targetInfo } = await openTarget(values, settings, token, io, deps.builtIn);
+  const spawning = spawnOptions(values, io);
+  const { target, unreachable, targetInfo } = await openTarget(values, settings, token, io, spawning, deps.builtIn);
   const replaying = caseMode === "replay";
   // A replay's verdicts come first, before the console's summary line.
   const reporters = replaying
@@ -90,7 +91,7 @@ export async function runCommand(cli: Invocation): Promise<Outcome> {
       maxFailures: values.bail ? 1 : values.maxFailures,
       stopFlag: values.bail ? "--bail" : `--max-failures ${values.maxFailures}`,
       concurrency: values.concurrency,
-      lanes: laneBridges(values, io),
+      lanes: laneBridges(values, spawning),
       // A replay judges one case once; a fresh run grades each failure by re-sending it.
       recheck: replaying ? 0 : (values.recheck ?? OPTIONS.recheck.default),
       durationMs: values.duration,
