@@ -12,11 +12,12 @@ import { fuzzUntil } from "./fuzz.js";
 import { preflightProblem, probeConcurrency } from "./health.js";
 import { rootCauses } from "./root-causes.js";
 import type { RunConfig } from "./run/config.js";
-import { execute, preflight } from "./run/execute.js";
+import { alone, canJudge, execute, preflight } from "./run/execute.js";
 import { joinStates, laneCount, openLanes } from "./run/lanes.js";
 import { type Plan, plan, SHARD_REASON } from "./run/plan.js";
 import { beginRun, recordUnjudged } from "./run/record.js";
-import { type Run, RunState } from "./run/state.js";
+import { Floating, type Run, RunState } from "./run/state.js";
+import type { Target } from "./targets.js";
 import { type LaneTime, laneTimeParts } from "./time.js";
 import { TOOL } from "./tool.js";
 
@@ -89,32 +90,57 @@ interface Lane {
 
 /**
  * The run's checks after the preflight: on its bridge alone, or dealt among it and the further bridges of
- * run/lanes.ts as the shards of --shard, side by side, each with its own preflight, plan and state.
+ * run/lanes.ts, side by side, each with its own preflight, plan and state. The checks that float (run/plan.ts) go to
+ * whichever lane is free; the run's own bridge judges them while the others start, and each lane begins once ready.
  */
 async function judgeInLanes(first: Run, started: number): Promise<Lane[]> {
   const { config, log, redact, progress } = first;
-  const others = await openLanes(config, laneCount(config, first.state.ledger), log);
+  const serves = first.attempt.concurrentConnections;
+  const asked = laneCount(config, first.state.ledger);
+  const lanes: Lane[] = [{ state: first.state, target: config.target }];
+  let ready: Promise<Run | undefined>[] = [Promise.resolve(first)];
+  let others: Target[] = [];
   try {
-    const count = others.length + 1;
-    const lanes: Lane[] = [{ state: first.state, target: config.target }];
-    const runs: Run[] = [first];
-    if (count > 1) {
+    if (asked > 1) {
+      const floating = new Floating(plan(config, serves, true).floating);
+      floating.join();
+      let opened = false;
+      const opening = openLanes(config, asked, log).finally(() => {
+        opened = true;
+      });
+      const meanwhile = (async () => {
+        for (let check: Check | undefined; !opened && canJudge(first) && (check = floating.take(true)); )
+          await alone(first, check);
+      })();
+      meanwhile.catch(() => undefined); // its failure is the first lane's, met where that lane begins
+      others = await opening;
+      const count = others.length + 1;
       const shard = (index: number, target: RunConfig["target"]) => ({ ...config, target, shard: { index, count } });
       const mine = shard(1, config.target);
-      runs[0] = { ...first, config: mine, plan: plan(mine, first.attempt.concurrentConnections) };
-      const looked = await Promise.all(others.map((target, i) => lookAtBridge(shard(i + 2, target))));
-      for (const [i, { state, attempt }] of looked.entries()) {
-        const lane = shard(i + 2, others[i]);
-        const lanePlan = plan(lane, attempt?.concurrentConnections);
-        lanes.push({ state, target: others[i] });
-        if (attempt && !blocked(state))
-          runs.push({ config: lane, plan: lanePlan, state, attempt, log, redact, progress });
-        else for (const check of lanePlan.chosen) recordUnjudged(lane, state, redact, check, blockedFinding(state));
+      ready = [meanwhile.then(() => ({ ...first, config: mine, plan: plan(mine, serves, true), floating }))];
+      for (const [i, target] of others.entries()) {
+        const lane = shard(i + 2, target);
+        const state = new RunState(); // until the lane has looked at its bridge
+        lanes.push({ state, target });
+        floating.join();
+        ready.push(
+          lookAtBridge(lane).then(({ state, attempt }) => {
+            lanes[i + 1]!.state = state;
+            const lanePlan = plan(lane, attempt?.concurrentConnections, true);
+            if (attempt && !blocked(state))
+              return { config: lane, plan: lanePlan, state, attempt, log, redact, progress, floating };
+            floating.leave();
+            for (const check of lanePlan.chosen) recordUnjudged(lane, state, redact, check, blockedFinding(state));
+            return undefined;
+          }),
+        );
       }
     }
     // Every lane ends before any bridge is stopped: one that threw does not pull the others' bridges away.
     const ran = await Promise.allSettled(
-      runs.map(async (running) => {
+      ready.map(async (readied) => {
+        const running = await readied;
+        if (!running) return;
         await execute(running);
         if (config.durationMs && !running.state.stop && !config.signal?.aborted)
           running.state.fuzzed = await fuzzUntil(running, started + config.durationMs);

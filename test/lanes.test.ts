@@ -10,7 +10,8 @@ import type { Report } from "../reports/types.js";
 import type { CheckResult } from "../runner/aggregate.js";
 import type { RunConfig } from "../runner/run/config.js";
 import { joinStates, LANE_PACE_MS, laneCount } from "../runner/run/lanes.js";
-import { RunState } from "../runner/run/state.js";
+import { floats, plan } from "../runner/run/plan.js";
+import { Floating, RunState } from "../runner/run/state.js";
 import { type Check, CommandLedger, pass } from "../suites/harness/check.js";
 import { allChecks } from "../suites/index.js";
 import { cli, interruptedCli, readReport, TEST_TOKEN, verdicts } from "./helpers.js";
@@ -113,6 +114,51 @@ describe("the number of lanes", () => {
     expect(laneCount(config({ onlyChecks: new Set(["method.ping/ok", "wire.utf8/malformed"]) }), ledger(10))).toBe(2);
     expect(laneCount(config({ onlyChecks: new Set(["method.ping/ok"]) }), ledger(10))).toBe(1);
     expect(laneCount(config({ signal: AbortSignal.abort() }), ledger(10))).toBe(1);
+  });
+});
+
+describe("the checks that float among the lanes", () => {
+  const config = (shard?: RunConfig["shard"]) =>
+    ({
+      contract,
+      checks: allChecks,
+      target: { endpoint: "127.0.0.1:1", restart: async () => {} },
+      selected: () => true,
+      ...(shard ? { shard } : {}),
+    }) as unknown as RunConfig;
+
+  it("are the checks that wait on the game loop alone and share no state, outside every lane's shard", () => {
+    const whole = plan(config(), true).chosen;
+    const lanes = [1, 2, 3].map((index) => plan(config({ index, count: 3 }), true, true));
+    const floating = lanes[0]!.floating;
+    expect(floating.length).toBeGreaterThan(0);
+    expect(floating.every((c) => c.needs?.length && !c.state && !c.inherits)).toBe(true);
+    for (const lane of lanes) expect(lane.floating).toEqual(floating);
+    // Every check of the run once: in one lane's shard, or floating.
+    const dealt = [...lanes.flatMap((lane) => lane.chosen), ...floating].map((c) => c.id);
+    expect(new Set(dealt).size).toBe(dealt.length);
+    expect(dealt.sort()).toEqual(whole.map((c) => c.id).sort());
+    expect(lanes.flatMap((lane) => lane.chosen).some(floats)).toBe(false);
+    // Where no lanes deal them, nothing floats.
+    expect(plan(config({ index: 1, count: 3 }), true).floating).toEqual([]);
+  });
+
+  it("go to whichever lane asks, and a lane that can no longer judge leaves them to another, unless it is the last", () => {
+    const checks = ["a", "b", "c", "d"].map(
+      (id): Check => ({ id, rules: [], description: id, run: async () => pass("") }),
+    );
+    const floating = new Floating(checks);
+    floating.join();
+    floating.join();
+    expect(floating.take(true)?.id).toBe("a");
+    expect(floating.take(false)).toBeUndefined(); // another lane can still judge them
+    floating.leave();
+    expect(floating.take(true)?.id).toBe("b");
+    // The last lane left takes the rest whatever it can judge: each is recorded, never lost.
+    expect(floating.take(false)?.id).toBe("c");
+    expect(floating.take(false)?.id).toBe("d");
+    expect(floating.left()).toBe(false);
+    expect(floating.take(true)).toBeUndefined();
   });
 });
 

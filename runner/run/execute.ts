@@ -7,7 +7,7 @@ import { knownFlaky } from "../baseline.js";
 import { diagnose, diagnosisId, inconclusive, lostTarget, PREFLIGHT } from "../health.js";
 import { judgeCheck, recheck } from "./cases.js";
 import { beginCheck, record } from "./record.js";
-import type { Run } from "./state.js";
+import type { Floating, Run } from "./state.js";
 
 /** The canary before the first check, once: a bridge broken before the run is named as such, not after whichever check comes first. */
 export async function preflight(run: Run): Promise<void> {
@@ -16,20 +16,41 @@ export async function preflight(run: Run): Promise<void> {
   if (!run.state.stop) await diagnosed(run, PREFLIGHT);
 }
 
-/** Runs the plan's stretches in order, after the canary has looked at the bridge. */
+/** Runs the plan's stretches in order, after the canary has looked at the bridge; in a lane, then floating checks. */
 export async function execute(run: Run): Promise<void> {
   await preflight(run);
   for (const stretch of run.plan.stretches) {
     if (stretch.length > 1) await pooled(run, stretch);
     else await alone(run, stretch[0]!);
   }
+  if (run.floating) await floatingChecks(run, run.floating);
 }
+
+/**
+ * Floating checks, one at a time, while this lane can judge them (or no other lane is left to). They start on a fresh
+ * bridge, as where a shard of its own would judge them: first, before any history is filled.
+ */
+async function floatingChecks(run: Run, floating: Floating): Promise<void> {
+  try {
+    if (floating.left() && !run.state.stop && !run.config.signal?.aborted) {
+      await run.config.target?.restart?.().catch((err: unknown) => {
+        run.state.stop = { problem: `the bridge could not be started afresh: ${(err as Error).message}` };
+      });
+    }
+    for (let check: Check | undefined; (check = floating.take(canJudge(run))); ) await alone(run, check);
+  } finally {
+    floating.leave();
+  }
+}
+
+/** Whether this run can still judge a check that needs completions. */
+export const canJudge = (run: Run): boolean => !run.state.stop && !run.state.stopped;
 
 /** The run's own cases of a check: its seed, with the recorded case first where there is one. */
 const ownCases = (run: Run, check: Check) => () => judgeCheck(check, run.attempt, run.config, run.log);
 
 /** One check alone on the bridge, recorded; begun already where a pool ran it first. */
-async function alone(run: Run, check: Check, begunAs?: CheckInfo): Promise<void> {
+export async function alone(run: Run, check: Check, begunAs?: CheckInfo): Promise<void> {
   const info = begunAs ?? (await beginCheck(run, check));
   const t0 = Date.now();
   await record(run, check, await judgedAlone(run, check, ownCases(run, check)), t0, info);

@@ -19,17 +19,31 @@ export interface Plan {
   readonly stretches: readonly (readonly Check[])[];
   /** Checks at a time in a pool. */
   readonly concurrency: number;
+  /** In a lane: the checks any lane judges as it becomes free (floats), costliest first; not part of `chosen`. */
+  readonly floating: readonly Check[];
 }
 
-/** What a run judges and how, given whether the bridge serves a second connection (the probe). */
-export function plan(config: RunConfig, servesConcurrently: boolean | undefined): Plan {
+/**
+ * Whether a check may be judged by whichever lane is free: it runs alone on the bridge and shares no state with any
+ * other check, so the bridge it runs on does not change its verdict. These are the checks that wait on the game loop.
+ */
+export const floats = (check: Check): boolean => Boolean(check.needs?.length) && !check.state && !check.inherits;
+
+/**
+ * What a run judges and how, given whether the bridge serves a second connection (the probe). In a lane (`inLane`), the
+ * shard holds the checks that do not float, and the ones that do are left to whichever lane is free (lanes.ts).
+ */
+export function plan(config: RunConfig, servesConcurrently: boolean | undefined, inLane = false): Plan {
   const { contract, target } = config;
   const runnable = config.checks.filter((c) => c.rules.some((r) => contract.has(r)));
-  const wanted = runnable.filter(
+  const selected = runnable.filter(
     (c) => c.rules.some(config.selected) && (!config.onlyChecks || config.onlyChecks.has(c.id)),
   );
+  const wanted = inLane ? selected.filter((c) => !floats(c)) : selected;
+  const cost = config.shard || inLane ? checkCosts(selected) : () => 1;
+  const floating = inLane ? selected.filter(floats).sort((a, b) => cost(b) - cost(a)) : [];
   // Every shard deals the same selection the same way.
-  const dealt = wanted.filter(shardFilter(wanted, config.shard));
+  const dealt = wanted.filter(shardFilter(wanted, config.shard, cost));
   const pooled = Boolean(servesConcurrently) && config.concurrency !== 1;
   const chosen = target?.restart ? historyFillsOnce(dealt, pooled) : dealt;
   // Rules that failed last time go first (watch mode), in their usual order.
@@ -42,7 +56,8 @@ export function plan(config: RunConfig, servesConcurrently: boolean | undefined)
   // Several at a time only where the bridge serves a second connection; by default only where
   // this tool owns the bridge, so a failure found beside others can be judged again on a fresh one.
   const concurrency = servesConcurrently ? (config.concurrency ?? (target?.restart ? DEFAULT_CONCURRENCY : 1)) : 1;
-  return { runnable, chosen, historyFiller, stretches: stretches(chosen, historyFiller, concurrency), concurrency };
+  const stretched = stretches(chosen, historyFiller, concurrency);
+  return { runnable, chosen, historyFiller, stretches: stretched, concurrency, floating };
 }
 
 /**
@@ -102,9 +117,12 @@ function historyLast(checks: readonly Check[], makers: Check[], rest: Check[]): 
  * bridge state (Check.state) are dealt as one. The deal depends only on the checks and the
  * table, so shards are disjoint, complete and alike in every job.
  */
-function shardFilter(checks: readonly Check[], shard: RunConfig["shard"]): (check: Check) => boolean {
+function shardFilter(
+  checks: readonly Check[],
+  shard: RunConfig["shard"],
+  cost: (check: Check) => number,
+): (check: Check) => boolean {
   if (!shard) return () => true;
-  const cost = checkCosts(checks);
   const units = new Map<string, { ids: string[]; cost: number }>();
   for (const check of checks) {
     const key = shardUnit(check);

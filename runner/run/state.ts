@@ -2,7 +2,7 @@
 // reached, a result per check, the bridge's exits, and why the checks left are not run.
 import type { Report } from "../../reports/types.js";
 import type { CanaryMemory } from "../../suites/harness/canary.js";
-import { CommandLedger } from "../../suites/harness/check.js";
+import { type Check, CommandLedger } from "../../suites/harness/check.js";
 import { WireStats } from "../../suites/harness/connection.js";
 import type { Blocked } from "../../suites/harness/preflight.js";
 import type { Redactor } from "../../suites/harness/redact.js";
@@ -56,4 +56,40 @@ export interface Run {
   readonly redact: Redactor;
   /** Checks begun so far of all the run's checks, for the reporters: shared by the lanes (lanes.ts). */
   readonly progress: { begun: number; readonly total: number };
+  /** In a lane: the checks any lane judges as it becomes free, shared by the lanes (lanes.ts). */
+  readonly floating?: Floating;
+}
+
+/**
+ * The checks that float (plan.ts), shared by the lanes: each lane takes the next once its own are judged, so the lanes
+ * end together whatever this bridge's pace makes each check cost. A lane that can no longer judge leaves them to the
+ * others; the last lane left takes what remains, so every check is recorded.
+ */
+export class Floating {
+  private next = 0;
+  /** Lanes that may still take a check. */
+  private lanes = 0;
+
+  constructor(private readonly checks: readonly Check[]) {}
+
+  /** A lane takes part. */
+  join(): void {
+    this.lanes++;
+  }
+
+  /** Whether checks are left to take. */
+  left(): boolean {
+    return this.next < this.checks.length;
+  }
+
+  /** The next check for a lane, or undefined once none is left or the lane may leave them to another. */
+  take(canJudge: boolean): Check | undefined {
+    if (!this.left() || (!canJudge && this.lanes > 1)) return undefined;
+    return this.checks[this.next++];
+  }
+
+  /** A lane is done (it ran out of checks to take, or left them to another). */
+  leave(): void {
+    this.lanes--;
+  }
 }
