@@ -25,6 +25,11 @@ export interface Target {
   restarts: number;
   /** How long the restarts took, all told. */
   restartMs?: number;
+  /**
+   * How long the bridge now serving took to start, where it is a process: a restart that swaps in one started ahead
+   * takes a moment, and the start it stands for is paid beside the run.
+   */
+  startMs?: number;
   stop(): Promise<void>;
   /** A spawned bridge that exited on its own since the last call: how it ended and its last stderr lines. */
   takeExit?(): { exit: string; stderr: string } | undefined;
@@ -187,6 +192,7 @@ export async function spawnTarget(command: string, options: SpawnOptions): Promi
     label: `spawned \`${command}\` on ${formatHostPort(child.host, child.port)}`,
     restarts: 0,
     fresh: true,
+    startMs: child.startMs,
     // One that exited on its own since is not fresh, whoever asks.
     restart: oneAtATime(
       (force) => force || !target.fresh || !running(child.process),
@@ -205,6 +211,7 @@ export async function spawnTarget(command: string, options: SpawnOptions): Promi
           host: child.host,
           port: child.port,
           endpoint: formatHostPort(child.host, child.port),
+          startMs: child.startMs,
         });
         target.restartMs = (target.restartMs ?? 0) + Date.now() - t0;
       },
@@ -316,6 +323,8 @@ function pipesRead(child: ChildProcess): Promise<void> {
 
 interface Started {
   process: ChildProcess;
+  /** From its spawn to its ready line. */
+  startMs: number;
   host: string;
   port: number;
   /** Set when the bridge exits on its own after its ready line (not when this tool stops it). */
@@ -324,6 +333,7 @@ interface Started {
 
 function start(command: string, options: SpawnOptions): Promise<Started> {
   return new Promise((resolve, reject) => {
+    const spawned = Date.now();
     const child = spawn(command, {
       shell: true,
       detached: true,
@@ -340,7 +350,7 @@ function start(command: string, options: SpawnOptions): Promise<Started> {
       clearTimeout(timer);
       if (ready) {
         child.stdout!.resume(); // keep draining so the bridge never blocks on a full pipe
-        const started: Started = { process: child, ...ready };
+        const started: Started = { process: child, startMs: Date.now() - spawned, ...ready };
         child.once("exit", (code, signal) => {
           if (stopping.has(child)) return;
           const tail = stderr.trim().split("\n").slice(-10).join("\n");

@@ -65,6 +65,8 @@ export interface SuiteRun {
   durationMs?: number;
   /** What a slow check may spend (default 20 s). */
   timeBudgetMs?: number;
+  /** As a spawned bridge: each start takes this long, and a restart swaps in one started ahead. */
+  startMs?: number;
 }
 
 /** Runs the suite in-process against a bridge the test builds (restarted when a check kills it). */
@@ -82,6 +84,7 @@ export async function runSuite(
     token,
     "test bridge",
   );
+  if (o.startMs !== undefined) target.startMs = o.startMs;
   try {
     return assertValidReport(
       await run({

@@ -78,6 +78,20 @@ describe("--recheck", () => {
     });
   });
 
+  it("counts a try's bridge start where a restart swaps in one started ahead: alike again, the fault is graded on one try", async () => {
+    // The same bridge and budget as where every try is paid for, but each start takes 2 s beside the run: a try costs
+    // more than a twentieth of the budget, so the tries after the first are not paid for.
+    const report = await runSuite((token) => lenient.create({ token }), {
+      checks: nonJson,
+      recheck: 3,
+      startMs: 2_000,
+    });
+    expect(finding(report)).toMatchObject({
+      verdict: "fail",
+      reproduced: { tries: 1, failed: 1, grade: "consistent" },
+    });
+  });
+
   it("tries every time a failure a baseline knows to be flaky, since the baseline reads its grade", async () => {
     const baseline: Baseline = {
       file: "baseline.yaml",

@@ -64,7 +64,8 @@ export async function judgeCheck(
  * a warning; one seen some of the times is flaky and stays a failure. A try that reaches no
  * verdict counts neither way. A fault the first try brings back identically stays a failure
  * whatever the other tries show: they only tell consistent from flaky, and are paid for where they
- * fit a check's share of the time budget (GRADE_SHARE), or `everyTry` (a baseline reads the grade).
+ * fit a check's share of the time budget (GRADE_SHARE), a try counting the bridge it starts, or `everyTry` (a baseline
+ * reads the grade).
  */
 export async function recheck(
   check: Check,
@@ -86,11 +87,14 @@ export async function recheck(
   for (let i = 0; i < tries && !o.signal?.aborted; i++) {
     const tryStarted = Date.now();
     await o.target.restart?.();
+    const attemptStarted = Date.now();
     const again = await attemptCheck(check, o, exact);
     if (again.verdict === "error" || again.verdict === "skip") continue;
     ran++;
     if (again.verdict === "fail") failed++;
-    const rest = (Date.now() - tryStarted) * (tries - i - 1);
+    // Each try after this one starts a bridge: where a restart swaps in one started ahead, that start is still paid.
+    const each = Math.max(Date.now() - tryStarted, (o.target.startMs ?? 0) + Date.now() - attemptStarted);
+    const rest = each * (tries - i - 1);
     if (ran === 1 && !everyTry && sameFault(finding, again) && rest > o.timeBudgetMs / GRADE_SHARE) break;
   }
   if (o.stats) {
