@@ -117,7 +117,14 @@ async function judgeInLanes(first: Run, started: number): Promise<Lane[]> {
       const count = others.length + 1;
       const shard = (index: number, target: RunConfig["target"]) => ({ ...config, target, shard: { index, count } });
       const mine = shard(1, config.target);
-      ready = [meanwhile.then(() => ({ ...first, config: mine, plan: plan(mine, serves, true), floating }))];
+      ready = [
+        meanwhile.then(() => {
+          if (count > 1) return { ...first, config: mine, plan: plan(mine, serves, true), floating };
+          // No further bridge started: the run's own judges the checks left as one bridge does.
+          const left = plan(config, serves).chosen.filter((check) => !first.state.results.has(check.id));
+          return { ...first, plan: plan({ ...config, onlyChecks: new Set(left.map((check) => check.id)) }, serves) };
+        }),
+      ];
       for (const [i, target] of others.entries()) {
         const lane = shard(i + 2, target);
         const state = new RunState(); // until the lane has looked at its bridge
@@ -129,8 +136,11 @@ async function judgeInLanes(first: Run, started: number): Promise<Lane[]> {
             const lanePlan = plan(lane, attempt?.concurrentConnections, true);
             if (attempt && !blocked(state))
               return { config: lane, plan: lanePlan, state, attempt, log, redact, progress, floating };
+            const unjudged = (check: Check) => recordUnjudged(lane, state, redact, check, blockedFinding(state));
+            for (const check of lanePlan.chosen) unjudged(check);
+            // The last lane left records the floating checks no lane took: each is recorded, none lost.
+            for (let check = floating.take(false); check; check = floating.take(false)) unjudged(check);
             floating.leave();
-            for (const check of lanePlan.chosen) recordUnjudged(lane, state, redact, check, blockedFinding(state));
             return undefined;
           }),
         );

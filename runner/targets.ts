@@ -175,7 +175,8 @@ export interface SpawnOptions {
   env?: NodeJS.ProcessEnv;
   /**
    * The ports bridges of this command have listened on, shared by the targets of one command (a run's bridge and its
-   * lanes): once it holds two, each knows a start gets a port of its own, and starts its spares as soon as it starts.
+   * lanes): once it holds two, a start is known to get a port of its own, so a target started then (a lane) starts its
+   * spares with it; the first target learns it at its first restart.
    */
   ports?: Set<number>;
 }

@@ -28,7 +28,7 @@ export async function execute(run: Run): Promise<void> {
 
 /**
  * Floating checks, one at a time, while this lane can judge them (or no other lane is left to). They start on a fresh
- * bridge, as where a shard of its own would judge them: first, before any history is filled.
+ * bridge and follow one another on it, as one bridge runs them before its history is filled.
  */
 async function floatingChecks(run: Run, floating: Floating): Promise<void> {
   try {

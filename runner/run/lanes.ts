@@ -1,6 +1,7 @@
-// Lanes: one run on several bridges of the same command, each judging a shard of the checks side by side. A bridge's
-// game loop completes commands at its own pace, so where the checks wait on it, more bridges finish sooner; the
-// shards are the ones --shard deals, so the verdicts are those of one bridge (docs/ARCHITECTURE.md, "Lanes").
+// Lanes: one run on several bridges of the same command side by side, each judging a shard of the checks that share
+// state or run in pools, and taking the checks that wait on the game loop alone as it becomes free. A bridge's game
+// loop completes commands at its own pace, so where the checks wait on it, more bridges finish sooner; each check
+// meets a bridge as one bridge's run would have it, so the verdicts are those of one bridge (docs/ARCHITECTURE.md).
 import { worst } from "../../protocol/verdict.js";
 import { type Check, type CommandLedger, shardUnit } from "../../suites/harness/check.js";
 import type { Target } from "../targets.js";
@@ -45,7 +46,7 @@ export async function openLanes(config: RunConfig, count: number, log: (line: st
     else if (endpoints.has(s.value.endpoint)) {
       // Its ready line names a bridge already in the run (a fixed port): two lanes on one bridge would meet.
       why ??= `it said it listens on ${s.value.endpoint}, as another does`;
-      await s.value.stop();
+      await s.value.stop().catch(() => undefined); // a stop that fails must not lose the lanes that did start
     } else {
       endpoints.add(s.value.endpoint);
       targets.push(s.value);

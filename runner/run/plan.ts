@@ -41,7 +41,9 @@ export function plan(config: RunConfig, servesConcurrently: boolean | undefined,
   );
   const wanted = inLane ? selected.filter((c) => !floats(c)) : selected;
   const cost = config.shard || inLane ? checkCosts(selected) : () => 1;
-  const floating = inLane ? selected.filter(floats).sort((a, b) => cost(b) - cost(a)) : [];
+  // Costliest first, so the lanes end together; in watch mode, the ones of rules that failed last time before them.
+  const early = (c: Check) => Number(c.rules.some((r) => config.first?.has(r)));
+  const floating = inLane ? selected.filter(floats).sort((a, b) => early(b) - early(a) || cost(b) - cost(a)) : [];
   // Every shard deals the same selection the same way.
   const dealt = wanted.filter(shardFilter(wanted, config.shard, cost));
   const pooled = Boolean(servesConcurrently) && config.concurrency !== 1;
