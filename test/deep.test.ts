@@ -318,6 +318,7 @@ describe("state coverage over a run", () => {
       durationMs: 2500,
     });
     expect(report.stateCoverage?.addedByDuration).toBeInstanceOf(Array);
-    expect(only(report)?.verdict).toBe("pass");
+    // The finding's own words where it is not a pass: a fault of this tool's under load is then named by the run.
+    expect(only(report)?.verdict, JSON.stringify(only(report)).slice(0, 4000)).toBe("pass");
   });
 });
