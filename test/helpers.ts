@@ -67,6 +67,8 @@ export interface SuiteRun {
   timeBudgetMs?: number;
   /** As a spawned bridge: each start takes this long, and a restart swaps in one started ahead. */
   startMs?: number;
+  /** Further bridges to deal the run among (RunOptions.lanes). */
+  lanes?: RunOptions["lanes"];
 }
 
 /** Runs the suite in-process against a bridge the test builds (restarted when a check kills it). */
@@ -109,6 +111,7 @@ export async function runSuite(
         ...(o.cases ? { cases: o.cases, caseMode: o.caseMode ?? "replay" } : {}),
         ...(o.freshSeed !== undefined ? { freshSeed: o.freshSeed } : {}),
         ...(o.durationMs ? { durationMs: o.durationMs } : {}),
+        ...(o.lanes ? { lanes: o.lanes } : {}),
         reporters: o.reporters ?? [],
         log: o.log ?? (() => {}),
       }),

@@ -4,6 +4,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { contract } from "../protocol/contract.js";
 import type { Verdict } from "../protocol/verdict.js";
 import type { Report } from "../reports/types.js";
@@ -12,9 +13,10 @@ import type { RunConfig } from "../runner/run/config.js";
 import { joinStates, LANE_PACE_MS, laneCount } from "../runner/run/lanes.js";
 import { floats, plan } from "../runner/run/plan.js";
 import { Floating, RunState } from "../runner/run/state.js";
+import { embeddedTarget } from "../runner/targets.js";
 import { type Check, CommandLedger, pass } from "../suites/harness/check.js";
 import { allChecks } from "../suites/index.js";
-import { cli, interruptedCli, readReport, TEST_TOKEN, verdicts } from "./helpers.js";
+import { cli, interruptedCli, readReport, runSuite, TEST_TOKEN, verdicts } from "./helpers.js";
 
 // A spawned bridge started several times (--lanes), each bridge judging a shard of the run side by side: the
 // verdicts, cases and root causes are those of one bridge; only the time differs. Lanes are for a game loop slower
@@ -117,15 +119,18 @@ describe("the number of lanes", () => {
   });
 });
 
+/** A run's configuration as plan() reads it: every check, a bridge this tool can restart. */
+const laneConfig = (shard?: RunConfig["shard"]) =>
+  ({
+    contract,
+    checks: allChecks,
+    target: { endpoint: "127.0.0.1:1", restart: async () => {} },
+    selected: () => true,
+    ...(shard ? { shard } : {}),
+  }) as unknown as RunConfig;
+
 describe("the checks that float among the lanes", () => {
-  const config = (shard?: RunConfig["shard"]) =>
-    ({
-      contract,
-      checks: allChecks,
-      target: { endpoint: "127.0.0.1:1", restart: async () => {} },
-      selected: () => true,
-      ...(shard ? { shard } : {}),
-    }) as unknown as RunConfig;
+  const config = laneConfig;
 
   it("are the checks that wait on the game loop alone and share no state, outside every lane's shard", () => {
     const whole = plan(config(), true).chosen;
@@ -160,6 +165,29 @@ describe("the checks that float among the lanes", () => {
     expect(floating.left()).toBe(false);
     expect(floating.take(true)).toBeUndefined();
   });
+});
+
+describe("lanes where the checks cannot be judged", () => {
+  it("record every check: a blocked further lane left last takes the floating checks no lane could judge", async () => {
+    // The run's bridge completes nothing (its checks that need completions cannot be judged, so it leaves the floating
+    // ones to the others); the further bridges reject the run's token (blocked at their preflight).
+    class NoLoop extends ReferenceBridge {
+      protected override drainOne(): void {}
+    }
+    const other = "another-bridge-token-0123456789ab";
+    const open = () =>
+      embeddedTarget(({ port }) => new ReferenceBridge({ token: other, port }), other, "further bridge");
+    const report = await runSuite((token) => new NoLoop({ token }), {
+      lanes: { count: 3, paced: false, open },
+      runs: 2,
+    });
+    expect(report.time?.lanes?.count).toBe(3);
+    const recorded = new Set(report.rules.flatMap((r) => r.checks).map((c) => c.id));
+    const floating = plan({ ...laneConfig(), shard: { index: 1, count: 3 } }, true, true).floating;
+    expect(floating.length).toBeGreaterThan(0);
+    for (const check of floating) expect(recorded.has(check.id), check.id).toBe(true);
+    for (const check of allChecks) expect(recorded.has(check.id), check.id).toBe(true);
+  }, 60_000);
 });
 
 describe("--lanes", () => {
