@@ -158,8 +158,8 @@ export const OPTIONS = {
     group: "Generation",
     arg: "N",
     description:
-      "with --spawn, start the bridge up to N times and deal the checks among them, as shards of one run side by " +
-      `side (1: one bridge; without it, up to ${DEFAULT_LANES} where the game loop takes 3 ms or more a command)`,
+      "with --spawn, start the bridge up to N times and run the checks on them side by side, each check on one " +
+      `(1: one bridge; without it, up to ${DEFAULT_LANES} where the game loop takes 3 ms or more a command)`,
   },
   recheck: {
     kind: "integer",
