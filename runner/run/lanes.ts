@@ -4,10 +4,14 @@
 // meets a bridge as one bridge's run would have it, so the verdicts are those of one bridge (docs/ARCHITECTURE.md).
 import { worst } from "../../protocol/verdict.js";
 import { type Check, type CommandLedger, shardUnit } from "../../suites/harness/check.js";
+import { fuzzUntil } from "../fuzz.js";
 import type { Target } from "../targets.js";
 import type { RunConfig } from "./config.js";
+import { alone, canJudge, execute } from "./execute.js";
+import { blocked, blockedFinding, lookAtBridge } from "./look.js";
 import { plan } from "./plan.js";
-import { RunState } from "./state.js";
+import { recordUnjudged } from "./record.js";
+import { Floating, type Run, RunState } from "./state.js";
 
 /**
  * The pace, in ms a completion, from which more bridges pay: below it a run waits on this tool, not on the game loop,
@@ -99,4 +103,88 @@ export function joinStates(states: readonly RunState[], checks: readonly Check[]
     joined.ledger.slowestStepMs = Math.max(joined.ledger.slowestStepMs, ledger.slowestStepMs);
   }
   return joined;
+}
+
+/** One bridge of a run, what it found, and when its last check ended. */
+export interface Lane {
+  state: RunState;
+  target: RunConfig["target"];
+  ended?: number;
+}
+
+/**
+ * The run's checks after the preflight: on its bridge alone, or dealt among it and the further bridges of
+ * run/lanes.ts, side by side, each with its own preflight, plan and state. The checks that float (run/plan.ts) go to
+ * whichever lane is free; the run's own bridge judges them while the others start, and each lane begins once ready.
+ */
+export async function judgeInLanes(first: Run, started: number): Promise<Lane[]> {
+  const { config, log, redact, progress } = first;
+  const serves = first.attempt.concurrentConnections;
+  const asked = laneCount(config, first.state.ledger);
+  const lanes: Lane[] = [{ state: first.state, target: config.target }];
+  let ready: Promise<Run | undefined>[] = [Promise.resolve(first)];
+  let others: Target[] = [];
+  try {
+    if (asked > 1) {
+      const floating = new Floating(plan(config, serves, true).floating);
+      floating.join();
+      let opened = false;
+      const opening = openLanes(config, asked, log).finally(() => {
+        opened = true;
+      });
+      const meanwhile = (async () => {
+        for (let check: Check | undefined; !opened && canJudge(first) && (check = floating.take(true)); )
+          await alone(first, check);
+      })();
+      meanwhile.catch(() => undefined); // its failure is the first lane's, met where that lane begins
+      others = await opening;
+      const count = others.length + 1;
+      const shard = (index: number, target: RunConfig["target"]) => ({ ...config, target, shard: { index, count } });
+      const mine = shard(1, config.target);
+      ready = [
+        meanwhile.then(() => {
+          if (count > 1) return { ...first, config: mine, plan: plan(mine, serves, true), floating };
+          // No further bridge started: the run's own judges the checks left as one bridge does.
+          const left = plan(config, serves).chosen.filter((check) => !first.state.results.has(check.id));
+          return { ...first, plan: plan({ ...config, onlyChecks: new Set(left.map((check) => check.id)) }, serves) };
+        }),
+      ];
+      for (const [i, target] of others.entries()) {
+        const lane = shard(i + 2, target);
+        const state = new RunState(); // until the lane has looked at its bridge
+        lanes.push({ state, target });
+        floating.join();
+        ready.push(
+          lookAtBridge(lane).then(({ state, attempt }) => {
+            lanes[i + 1]!.state = state;
+            const lanePlan = plan(lane, attempt?.concurrentConnections, true);
+            if (attempt && !blocked(state))
+              return { config: lane, plan: lanePlan, state, attempt, log, redact, progress, floating };
+            const unjudged = (check: Check) => recordUnjudged(lane, state, redact, check, blockedFinding(state));
+            for (const check of lanePlan.chosen) unjudged(check);
+            // The last lane left records the floating checks no lane took: each is recorded, none lost.
+            for (let check = floating.take(false); check; check = floating.take(false)) unjudged(check);
+            floating.leave();
+            return undefined;
+          }),
+        );
+      }
+    }
+    // Every lane ends before any bridge is stopped: one that threw does not pull the others' bridges away.
+    const ran = await Promise.allSettled(
+      ready.map(async (readied) => {
+        const running = await readied;
+        if (!running) return;
+        await execute(running);
+        if (config.durationMs && !running.state.stop && !config.signal?.aborted)
+          running.state.fuzzed = await fuzzUntil(running, started + config.durationMs);
+        lanes.find((lane) => lane.state === running.state)!.ended = Date.now();
+      }),
+    );
+    const thrown = ran.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (thrown) throw thrown.reason;
+    return lanes;
+  } finally {
+    await Promise.all(others.map((target) => target.stop()));
+  }
 }
