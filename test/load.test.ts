@@ -8,7 +8,14 @@ import type { Report } from "../reports/types.js";
 import { clientChecks } from "../suites/client/index.js";
 import { runClientProcess } from "../suites/client/process.js";
 import { Connection } from "../suites/harness/connection.js";
-import { Machine, machine, runQueueMs } from "../suites/harness/machine.js";
+import {
+  type BridgeWait,
+  bridgeLoss,
+  Machine,
+  machine,
+  runQueueMs,
+  treeRunQueueMs,
+} from "../suites/harness/machine.js";
 import { allChecks } from "../suites/index.js";
 import { problems, runClientSuite, runSuite, verdictOf } from "./helpers.js";
 
@@ -103,6 +110,44 @@ describe("the machine's own stalls", () => {
     const lost = measured.since(again);
     expect(lost).toBeGreaterThanOrEqual(300);
     expect(lost).toBeLessThanOrEqual(Date.now() - t0 + 20);
+  });
+
+  it("credit a bridge's pace with no more than its own processes waited for a CPU", () => {
+    let queued = 0;
+    const measured = new Machine(() => queued);
+    let bridge: BridgeWait | undefined = { pid: 7, ms: 100 };
+    // A bridge whose game loop sleeps between steps waited 20 ms while this process waited 500.
+    const lost = bridgeLoss(() => bridge, measured);
+    queued += 500;
+    bridge = { pid: 7, ms: 120 };
+    expect(lost()).toBe(20);
+    // Where the bridge is not known (an endpoint), or was started afresh since, this process's loss stands.
+    const unknown = bridgeLoss(undefined, measured);
+    queued += 300;
+    expect(unknown()).toBe(300);
+    bridge = { pid: 7, ms: 0 };
+    const restarted = bridgeLoss(() => bridge, measured);
+    bridge = { pid: 8, ms: 5 };
+    queued += 200;
+    expect(restarted()).toBe(200);
+    // A bridge that waited more than this process lost is credited with no more than that.
+    bridge = { pid: 8, ms: 0 };
+    const busy = bridgeLoss(() => bridge, measured);
+    bridge = { pid: 8, ms: 900 };
+    queued += 100;
+    expect(busy()).toBe(100);
+  });
+
+  it("read a process tree's wait for a CPU, its children's included, where the system says", async () => {
+    if (process.platform !== "linux") return;
+    const tree = spawn("sh", ["-c", "sleep 5 & sleep 5; wait"], { stdio: "ignore" });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(treeRunQueueMs(tree.pid!)).toBeTypeOf("number");
+      expect(treeRunQueueMs(2 ** 22 + 12345)).toBeUndefined(); // no such process
+    } finally {
+      tree.kill("SIGKILL");
+    }
   });
 
   it("are read from the system where it says how long this process waited for a CPU", () => {

@@ -290,6 +290,11 @@ export interface CheckContext {
    */
   unreached?: readonly string[];
   /**
+   * Starts measuring what slows the bridge's pace from now (machine.ts, bridgeLoss): the returned function gives the
+   * milliseconds lost since, to take from a pace read off the bridge's completions.
+   */
+  paceLoss(): () => number;
+  /**
    * Starts a bridge this tool owns afresh, so a check walks its states from the beginning (an empty
    * queue and history); false, doing nothing, at an endpoint.
    */

@@ -16,6 +16,7 @@ import {
 } from "./check.js";
 import { ConnectError, Connection, type ReadResult, type WireStats } from "./connection.js";
 import { decodeLine, judgeResponse, judgeText, repeatedName, unmarked } from "./judge.js";
+import { type BridgeWait, bridgeLoss } from "./machine.js";
 import { connectionUnserved, UNSERVED_CONNECTION } from "./plain.js";
 import { type PropertyRun, propertyFinding } from "./property.js";
 import { redactor } from "./redact.js";
@@ -57,6 +58,8 @@ export interface Endpoint {
   fresh?: boolean;
   /** Time spent restarting it so far, where it restarts (so shrinking can tell its own time from the restarts'). */
   restartMs?: number;
+  /** What the bridge's processes have waited for a CPU so far, where this tool started them and the system says. */
+  cpuWait?(): BridgeWait | undefined;
 }
 
 export interface ContextOptions {
@@ -166,6 +169,11 @@ export class Harness implements CheckContext {
     conn.note(`connection ${n} opened${options.alongside ? ALONGSIDE : ""}`);
     this.open.push(conn);
     return conn;
+  }
+
+  paceLoss(): () => number {
+    const { endpoint } = this.options;
+    return bridgeLoss(endpoint.cpuWait?.bind(endpoint));
   }
 
   async fresh(): Promise<boolean> {

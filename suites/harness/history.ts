@@ -4,7 +4,6 @@ import type { Oracle } from "../../protocol/verdict.js";
 import { type CheckContext, type Finding, fail, pass, resultOf, rpc, skip } from "./check.js";
 import { judgedBy, statusLimit } from "./expect.js";
 import { makeEvents } from "./lifecycle.js";
-import { machine } from "./machine.js";
 import { needing, readAll } from "./paging.js";
 
 /** The history bound, judged from the history as it is: `taken` when events made before the check were retained. */
@@ -100,20 +99,22 @@ export async function fillHistory(ctx: CheckContext, needed: number, max: number
 export const SAMPLE_SHARE = 20;
 
 /**
- * Commands made at the bridge's pace, within the profile's time budget. The pace is the wall time less what this
- * machine lost meanwhile, measured over a growing sample: a moment the machine stood still, or a hiccup in the first
+ * Commands made at the bridge's pace, within the profile's time budget. The pace is the wall time less what slowed
+ * the bridge meanwhile (CheckContext.paceLoss), measured over a growing sample: a moment the machine stood still, or a hiccup in the first
  * few commands, is not a slow bridge, and a fill the bridge can make is not skipped because the machine was busy.
  */
 class FillPace {
   private readonly t0 = Date.now();
-  private readonly mark = machine.mark();
+  private readonly lost: () => number;
   private made = 0;
 
-  constructor(private readonly ctx: CheckContext) {}
+  constructor(private readonly ctx: CheckContext) {
+    this.lost = ctx.paceLoss();
+  }
 
   /** The bridge's time so far. */
   private ms(): number {
-    return Math.max(0, Date.now() - this.t0 - machine.since(this.mark));
+    return Math.max(0, Date.now() - this.t0 - this.lost());
   }
 
   /** Makes `count` commands; the seq before them, or the finding that stopped them. */

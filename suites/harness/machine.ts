@@ -3,7 +3,7 @@
 // or an exit that could not be seen while this process stood still is not a peer that was late.
 // See docs/ARCHITECTURE.md, "Time on a busy machine".
 
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 /** How often the event loop is sampled. */
 const TICK_MS = 20;
@@ -27,6 +27,33 @@ export function runQueueMs(): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** What a bridge's processes have waited for a CPU, as read at one moment: `ms` of the process tree rooted at `pid`. */
+export interface BridgeWait {
+  pid: number;
+  ms: number;
+}
+
+/**
+ * Milliseconds the threads of process `pid` and of its descendants have waited for a CPU while ready to run, summed
+ * (Linux's schedstat); undefined where the system does not say, or a thread ended while it was read.
+ */
+export function treeRunQueueMs(pid: number): number | undefined {
+  let total = 0;
+  const processes = [pid];
+  try {
+    for (let p = processes.pop(); p !== undefined; p = processes.pop()) {
+      for (const tid of readdirSync(`/proc/${p}/task`)) {
+        total += Number(readFileSync(`/proc/${p}/task/${tid}/schedstat`, "utf8").split(" ")[1]) / 1e6;
+        for (const child of readFileSync(`/proc/${p}/task/${tid}/children`, "utf8").split(" "))
+          if (child.trim()) processes.push(Number(child));
+      }
+    }
+  } catch {
+    return undefined;
+  }
+  return Number.isFinite(total) ? total : undefined;
 }
 
 /**
@@ -110,6 +137,29 @@ export class Machine {
 
 /** The one measure of the machine every wait shares. */
 export const machine = new Machine();
+
+/**
+ * What slowed a bridge from now on, for a pace read off its completions: the milliseconds this process lost, but no
+ * more than the bridge's own processes waited for a CPU where that is known (`waited`, a bridge this tool started). A
+ * game loop that sleeps between its steps keeps its pace while this process waits: crediting it with that wait would
+ * make it look faster than it is. A bridge started afresh meanwhile is another process: this process's loss then.
+ */
+export function bridgeLoss(waited?: () => BridgeWait | undefined, measure: Machine = machine): () => number {
+  const mark = measure.mark();
+  const from = waited?.();
+  let read: { at: number; ms?: number } = { at: 0 };
+  return () => {
+    const lost = measure.since(mark);
+    if (!from) return lost;
+    // Read again at most once a tick: each read walks the bridge's processes.
+    const now = Date.now();
+    if (now - read.at >= TICK_MS) {
+      const to = waited!();
+      read = { at: now, ...(to?.pid === from.pid ? { ms: Math.max(0, to.ms - from.ms) } : {}) };
+    }
+    return read.ms === undefined ? lost : Math.min(lost, read.ms);
+  };
+}
 
 /** Lets the poll phase run once: I/O (a reply, a child's exit) that came while the loop stood still is seen. */
 export const afterPendingIo = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

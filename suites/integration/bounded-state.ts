@@ -16,7 +16,6 @@ import { type Connection, sleep } from "../harness/connection.js";
 import { latestSeq, pollId, readEvents } from "../harness/events.js";
 import { ACCEPTED, judgedBy, statusLimit } from "../harness/expect.js";
 import { SAMPLE_SHARE } from "../harness/history.js";
-import { machine } from "../harness/machine.js";
 import { plainCompletes } from "../harness/plain.js";
 
 // The bridge drains its queue concurrently with the tool, so the number of accepted commands not yet
@@ -213,7 +212,7 @@ async function fill(
   maxQueued: number,
 ): Promise<Finding | boolean> {
   const t0 = Date.now();
-  const mark = machine.mark();
+  const lost = ctx.paceLoss();
   const before = observed.size;
   let grewAt = t0;
   let acts = 0;
@@ -224,9 +223,9 @@ async function fill(
     if (observed.size > size) grewAt = Date.now();
     // The history stopped growing though commands were accepted: judge what a history of this size shows.
     if (Date.now() - grewAt > ctx.timeoutMs * 2) return true;
-    // The events made so far measure the bridge's pace (less what this machine lost meanwhile); once they span a
+    // The events made so far measure the bridge's pace (less what slowed it meanwhile); once they span a
     // share of the budget, it says whether the rest fits.
-    const elapsed = Math.max(0, Date.now() - t0 - machine.since(mark));
+    const elapsed = Math.max(0, Date.now() - t0 - lost());
     const made = observed.size - before;
     const needed = maxEvents + 1 - observed.size;
     const perEvent = elapsed / Math.max(1, made);
