@@ -91,7 +91,12 @@ export const isDiagnosis = (id: string): boolean => id.startsWith("preflight/") 
  * completions inconclusive. Before the first check, a bridge that completes nothing fails the
  * canary's rule on completion (completedNothing), and it is named as broken before the run.
  */
-export async function diagnose(after: string, o: AttemptContext, memory: CanaryMemory): Promise<Diagnosis> {
+export async function diagnose(
+  after: string,
+  o: AttemptContext,
+  memory: CanaryMemory,
+  afresh = true,
+): Promise<Diagnosis> {
   let health = await look(o, memory);
   const findings = health.finding ? [health.finding] : [];
   if (after === PREFLIGHT && health.replies && !health.completions) {
@@ -103,8 +108,9 @@ export async function diagnose(after: string, o: AttemptContext, memory: CanaryM
       health = again;
     }
   }
-  // The canary's own command must not be what the first check finds: a bridge this tool owns starts afresh.
-  if (after === PREFLIGHT && health.replies && health.completions) await o.target.restart?.();
+  // The canary's own command must not be what the first check finds: a bridge this tool owns starts afresh (unless
+  // not `afresh`: a lane's first check comes from the middle of one bridge's order, after more than one command).
+  if (after === PREFLIGHT && afresh && health.replies && health.completions) await o.target.restart?.();
   if (health.replies && health.completions) return { findings };
   if (after === PREFLIGHT) {
     const broken = completedNothing(health.detail);

@@ -9,11 +9,14 @@ import { judgeCheck, recheck } from "./cases.js";
 import { beginCheck, record } from "./record.js";
 import type { Floating, Run } from "./state.js";
 
-/** The canary before the first check, once: a bridge broken before the run is named as such, not after whichever check comes first. */
-export async function preflight(run: Run): Promise<void> {
+/**
+ * The canary before the first check, once: a bridge broken before the run is named as such, not after whichever check
+ * comes first. `afresh`: a bridge this tool owns then starts afresh, so the first check does not meet the canary's.
+ */
+export async function preflight(run: Run, afresh = true): Promise<void> {
   if (run.state.preflighted) return;
   run.state.preflighted = true;
-  if (!run.state.stop) await diagnosed(run, PREFLIGHT);
+  if (!run.state.stop) await diagnosed(run, PREFLIGHT, afresh);
 }
 
 /** Runs the plan's stretches in order, after the canary has looked at the bridge; in a lane, then floating checks. */
@@ -166,9 +169,9 @@ async function afterFailure(run: Run, check: Check): Promise<void> {
  * What the canary found, at `at` (before the first check, or after a failing check): faults on
  * their own rules, recorded once each, and what stopped.
  */
-async function diagnosed(run: Run, at: string): Promise<void> {
+async function diagnosed(run: Run, at: string, afresh = true): Promise<void> {
   const { state } = run;
-  const found = await diagnose(at, run.attempt, state.canary);
+  const found = await diagnose(at, run.attempt, state.canary, afresh);
   for (const finding of found.findings) {
     const check: Check = {
       id: diagnosisId(at, finding.rules?.[0] ?? "serving"),

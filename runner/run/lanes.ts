@@ -7,7 +7,7 @@ import { type Check, type CommandLedger, shardUnit } from "../../suites/harness/
 import { fuzzUntil } from "../fuzz.js";
 import type { Target } from "../targets.js";
 import type { RunConfig } from "./config.js";
-import { alone, canJudge, execute } from "./execute.js";
+import { alone, canJudge, execute, preflight } from "./execute.js";
 import { blocked, blockedFinding, lookAtBridge } from "./look.js";
 import { plan } from "./plan.js";
 import { recordUnjudged } from "./record.js";
@@ -155,11 +155,16 @@ export async function judgeInLanes(first: Run, started: number): Promise<Lane[]>
         lanes.push({ state, target });
         floating.join();
         ready.push(
-          lookAtBridge(lane).then(({ state, attempt }) => {
+          lookAtBridge(lane).then(async ({ state, attempt }) => {
             lanes[i + 1]!.state = state;
             const lanePlan = plan(lane, attempt?.concurrentConnections, true);
-            if (attempt && !blocked(state))
-              return { config: lane, plan: lanePlan, state, attempt, log, redact, progress, floating };
+            if (attempt && !blocked(state)) {
+              const run: Run = { config: lane, plan: lanePlan, state, attempt, log, redact, progress, floating };
+              // Its shard is dealt from the whole order, where checks before each left more than the canary's one
+              // command: the bridge is not started afresh for it (its floating checks start on a fresh one).
+              await preflight(run, false);
+              return run;
+            }
             const unjudged = (check: Check) => recordUnjudged(lane, state, redact, check, blockedFinding(state));
             for (const check of lanePlan.chosen) unjudged(check);
             // The last lane left records the floating checks no lane took: each is recorded, none lost.
