@@ -130,6 +130,14 @@ describe("the machine's own stalls", () => {
     bridge = { pid: 8, ms: 5 };
     queued += 200;
     expect(restarted()).toBe(200);
+    // A moment this process stood still may have been the whole machine's: credited, though the bridge waited for
+    // no CPU.
+    bridge = { pid: 8, ms: 0 };
+    const still = bridgeLoss(() => bridge, new Machine(() => 0));
+    stand(300);
+    const stood = still();
+    expect(stood).toBeGreaterThanOrEqual(300 - 60);
+    expect(stood).toBeLessThanOrEqual(300 + 60);
     // A bridge that waited more than this process lost is credited with no more than that.
     bridge = { pid: 8, ms: 0 };
     const busy = bridgeLoss(() => bridge, measured);

@@ -100,8 +100,9 @@ export const SAMPLE_SHARE = 20;
 
 /**
  * Commands made at the bridge's pace, within the profile's time budget. The pace is the wall time less what slowed
- * the bridge meanwhile (CheckContext.paceLoss), measured over a growing sample: a moment the machine stood still, or a hiccup in the first
- * few commands, is not a slow bridge, and a fill the bridge can make is not skipped because the machine was busy.
+ * the bridge meanwhile (CheckContext.paceLoss), measured over a growing sample: a moment the machine stood still, or
+ * a hiccup in the first few commands, is not a slow bridge, and a fill the bridge can make is not skipped because the
+ * machine was busy.
  */
 class FillPace {
   private readonly t0 = Date.now();

@@ -63,6 +63,8 @@ export function treeRunQueueMs(pid: number): number | undefined {
  */
 export class Machine {
   private lostMs = 0;
+  /** Of lostMs, the stalls alone. */
+  private stalledMs = 0;
   private planned = 0;
   private queued = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -80,6 +82,16 @@ export class Machine {
     if (!this.timer) this.start(now);
     const late = now - this.planned;
     return this.lostMs + Math.max(late > STALL_MS ? late : 0, cheap ? 0 : this.queuedSinceTick());
+  }
+
+  /**
+   * Of what was lost, the stalls alone (ticks more than STALL_MS late, the tick under way included): moments in which
+   * not only this process may have stood still, but the whole machine.
+   */
+  stalls(now = Date.now()): number {
+    if (!this.timer) this.start(now);
+    const late = now - this.planned;
+    return this.stalledMs + (late > STALL_MS ? late : 0);
   }
 
   /** A mark to measure from: `since(mark)` is what was lost after it. */
@@ -129,6 +141,7 @@ export class Machine {
       const late = at - this.planned;
       const stalled = late > STALL_MS ? late : 0;
       if (stalled) this.lastStall = { at, ms: late };
+      this.stalledMs += stalled;
       this.lostMs += Math.max(stalled, this.queuedSinceTick(true));
       this.planned = at + TICK_MS;
     }, TICK_MS).unref();
@@ -140,12 +153,14 @@ export const machine = new Machine();
 
 /**
  * What slowed a bridge from now on, for a pace read off its completions: the milliseconds this process lost, but no
- * more than the bridge's own processes waited for a CPU where that is known (`waited`, a bridge this tool started). A
- * game loop that sleeps between its steps keeps its pace while this process waits: crediting it with that wait would
- * make it look faster than it is. A bridge started afresh meanwhile is another process: this process's loss then.
+ * more than the bridge's own processes waited for a CPU, and this process's stalls, where that is known (`waited`, a
+ * bridge this tool started). A game loop that sleeps between its steps keeps its pace while this process waits for a
+ * CPU: crediting it with that wait would make it look faster than it is. A stall may be the whole machine's, so it is
+ * credited. A bridge started afresh meanwhile is another process: this process's loss then.
  */
 export function bridgeLoss(waited?: () => BridgeWait | undefined, measure: Machine = machine): () => number {
   const mark = measure.mark();
+  const stalled = measure.stalls();
   const from = waited?.();
   let read: { at: number; ms?: number } = { at: 0 };
   return () => {
@@ -157,7 +172,7 @@ export function bridgeLoss(waited?: () => BridgeWait | undefined, measure: Machi
       const to = waited!();
       read = { at: now, ...(to?.pid === from.pid ? { ms: Math.max(0, to.ms - from.ms) } : {}) };
     }
-    return read.ms === undefined ? lost : Math.min(lost, read.ms);
+    return read.ms === undefined ? lost : Math.min(lost, read.ms + measure.stalls() - stalled);
   };
 }
 
