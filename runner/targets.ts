@@ -3,7 +3,7 @@ import { isIP } from "node:net";
 import { Connection, formatHostPort, sleep } from "../suites/harness/connection.js";
 import { endGroup } from "../suites/harness/group.js";
 import type { RestartOptions } from "../suites/harness/harness.js";
-import { type BridgeWait, treeRunQueueMs } from "../suites/harness/machine.js";
+import { type BridgeCpu, treeSchedstat } from "../suites/harness/machine.js";
 
 /** The bridge under test, however it was reached. */
 export interface Target {
@@ -36,8 +36,8 @@ export interface Target {
   takeExit?(): { exit: string; stderr: string } | undefined;
   /** Whether such an exit waits to be taken. */
   exited?(): boolean;
-  /** What the bridge's processes have waited for a CPU so far, where it is a process and the system says. */
-  cpuWait?(): BridgeWait | undefined;
+  /** What the bridge's processes have had of the CPUs so far, where it is a process and the system says. */
+  cpu?(): BridgeCpu | undefined;
 }
 
 /** The target cannot be reached or started: exit code 3. */
@@ -231,11 +231,7 @@ export async function spawnTarget(command: string, options: SpawnOptions): Promi
       return exit;
     },
     exited: () => child.exit !== undefined,
-    cpuWait() {
-      const pid = child.process.pid;
-      const ms = pid === undefined ? undefined : treeRunQueueMs(pid);
-      return pid === undefined || ms === undefined ? undefined : { pid, ms };
-    },
+    cpu: () => (child.process.pid === undefined ? undefined : treeSchedstat(child.process.pid)),
   };
   return target;
 }

@@ -8,14 +8,7 @@ import type { Report } from "../reports/types.js";
 import { clientChecks } from "../suites/client/index.js";
 import { runClientProcess } from "../suites/client/process.js";
 import { Connection } from "../suites/harness/connection.js";
-import {
-  type BridgeWait,
-  bridgeLoss,
-  Machine,
-  machine,
-  runQueueMs,
-  treeRunQueueMs,
-} from "../suites/harness/machine.js";
+import { type BridgeCpu, bridgeLoss, Machine, machine, runQueueMs, treeSchedstat } from "../suites/harness/machine.js";
 import { allChecks } from "../suites/index.js";
 import { problems, runClientSuite, runSuite, verdictOf } from "./helpers.js";
 
@@ -115,46 +108,61 @@ describe("the machine's own stalls", () => {
   it("credit a bridge's pace with no more than its own processes waited for a CPU", () => {
     let queued = 0;
     const measured = new Machine(() => queued);
-    let bridge: BridgeWait | undefined = { pid: 7, ms: 100 };
+    let bridge: BridgeCpu | undefined = { pid: 7, waitMs: 100, runMs: 50 };
     // A bridge whose game loop sleeps between steps waited 20 ms while this process waited 500.
     const lost = bridgeLoss(() => bridge, measured);
     queued += 500;
-    bridge = { pid: 7, ms: 120 };
+    bridge = { pid: 7, waitMs: 120, runMs: 60 };
     expect(lost()).toBe(20);
-    // Where the bridge is not known (an endpoint), or was started afresh since, this process's loss stands.
+    // Where the bridge is not known (an endpoint), was started afresh since, or its processes did not run (they only
+    // had the bridge started), this process's loss stands.
     const unknown = bridgeLoss(undefined, measured);
     queued += 300;
     expect(unknown()).toBe(300);
-    bridge = { pid: 7, ms: 0 };
+    bridge = { pid: 7, waitMs: 0, runMs: 0 };
     const restarted = bridgeLoss(() => bridge, measured);
-    bridge = { pid: 8, ms: 5 };
+    bridge = { pid: 8, waitMs: 5, runMs: 10 };
     queued += 200;
     expect(restarted()).toBe(200);
+    bridge = { pid: 9, waitMs: 0, runMs: 3 };
+    const idle = bridgeLoss(() => bridge, measured);
+    bridge = { pid: 9, waitMs: 0, runMs: 3.5 };
+    queued += 100;
+    expect(idle()).toBe(100);
     // A moment this process stood still may have been the whole machine's: credited, though the bridge waited for
     // no CPU.
-    bridge = { pid: 8, ms: 0 };
+    bridge = { pid: 8, waitMs: 0, runMs: 0 };
     const still = bridgeLoss(() => bridge, new Machine(() => 0));
+    bridge = { pid: 8, waitMs: 0, runMs: 10 };
     stand(300);
     const stood = still();
     expect(stood).toBeGreaterThanOrEqual(300 - 60);
     expect(stood).toBeLessThanOrEqual(300 + 60);
     // A bridge that waited more than this process lost is credited with no more than that.
-    bridge = { pid: 8, ms: 0 };
+    bridge = { pid: 8, waitMs: 0, runMs: 0 };
     const busy = bridgeLoss(() => bridge, measured);
-    bridge = { pid: 8, ms: 900 };
+    bridge = { pid: 8, waitMs: 900, runMs: 10 };
     queued += 100;
     expect(busy()).toBe(100);
   });
 
-  it("read a process tree's wait for a CPU, its children's included, where the system says", async () => {
+  it("read what a process tree had of the CPUs, its children's included, where the system says", async () => {
     if (process.platform !== "linux") return;
-    const tree = spawn("sh", ["-c", "sleep 5 & sleep 5; wait"], { stdio: "ignore" });
+    // A shell whose child spins: the tree ran, though the shell itself only waits.
+    const tree = spawn("sh", ["-c", "node -e 'for (const t = Date.now(); Date.now() - t < 4000;);' & wait"], {
+      stdio: "ignore",
+    });
     try {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(treeRunQueueMs(tree.pid!)).toBeTypeOf("number");
-      expect(treeRunQueueMs(2 ** 22 + 12345)).toBeUndefined(); // no such process
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const first = treeSchedstat(tree.pid!)!;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const then = treeSchedstat(tree.pid!)!;
+      expect(then.runMs - first.runMs).toBeGreaterThan(20);
+      expect(then.waitMs).toBeGreaterThanOrEqual(first.waitMs);
+      expect(treeSchedstat(2 ** 22 + 12345)).toBeUndefined(); // no such process
     } finally {
       tree.kill("SIGKILL");
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
   });
 

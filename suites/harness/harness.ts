@@ -16,7 +16,7 @@ import {
 } from "./check.js";
 import { ConnectError, Connection, type ReadResult, type WireStats } from "./connection.js";
 import { decodeLine, judgeResponse, judgeText, repeatedName, unmarked } from "./judge.js";
-import { type BridgeWait, bridgeLoss } from "./machine.js";
+import { type BridgeCpu, bridgeLoss } from "./machine.js";
 import { connectionUnserved, UNSERVED_CONNECTION } from "./plain.js";
 import { type PropertyRun, propertyFinding } from "./property.js";
 import { redactor } from "./redact.js";
@@ -58,8 +58,8 @@ export interface Endpoint {
   fresh?: boolean;
   /** Time spent restarting it so far, where it restarts (so shrinking can tell its own time from the restarts'). */
   restartMs?: number;
-  /** What the bridge's processes have waited for a CPU so far, where this tool started them and the system says. */
-  cpuWait?(): BridgeWait | undefined;
+  /** What the bridge's processes have had of the CPUs so far, where this tool started them and the system says. */
+  cpu?(): BridgeCpu | undefined;
 }
 
 export interface ContextOptions {
@@ -173,7 +173,7 @@ export class Harness implements CheckContext {
 
   paceLoss(): () => number {
     const { endpoint } = this.options;
-    return bridgeLoss(endpoint.cpuWait?.bind(endpoint));
+    return bridgeLoss(endpoint.cpu?.bind(endpoint));
   }
 
   async fresh(): Promise<boolean> {

@@ -29,23 +29,29 @@ export function runQueueMs(): number | undefined {
   }
 }
 
-/** What a bridge's processes have waited for a CPU, as read at one moment: `ms` of the process tree rooted at `pid`. */
-export interface BridgeWait {
+/**
+ * What a bridge's processes have had of the CPUs, as read at one moment, in ms: the process tree rooted at `pid`, its
+ * time waiting for a CPU while ready to run (`waitMs`) and running on one (`runMs`).
+ */
+export interface BridgeCpu {
   pid: number;
-  ms: number;
+  waitMs: number;
+  runMs: number;
 }
 
 /**
- * Milliseconds the threads of process `pid` and of its descendants have waited for a CPU while ready to run, summed
- * (Linux's schedstat); undefined where the system does not say, or a thread ended while it was read.
+ * What the threads of process `pid` and of its descendants have had of the CPUs, summed (Linux's schedstat);
+ * undefined where the system does not say, or a thread ended while it was read.
  */
-export function treeRunQueueMs(pid: number): number | undefined {
-  let total = 0;
+export function treeSchedstat(pid: number): BridgeCpu | undefined {
+  const sum = { pid, waitMs: 0, runMs: 0 };
   const processes = [pid];
   try {
     for (let p = processes.pop(); p !== undefined; p = processes.pop()) {
       for (const tid of readdirSync(`/proc/${p}/task`)) {
-        total += Number(readFileSync(`/proc/${p}/task/${tid}/schedstat`, "utf8").split(" ")[1]) / 1e6;
+        const [run, wait] = readFileSync(`/proc/${p}/task/${tid}/schedstat`, "utf8").split(" ").map(Number);
+        sum.runMs += run! / 1e6;
+        sum.waitMs += wait! / 1e6;
         for (const child of readFileSync(`/proc/${p}/task/${tid}/children`, "utf8").split(" "))
           if (child.trim()) processes.push(Number(child));
       }
@@ -53,7 +59,7 @@ export function treeRunQueueMs(pid: number): number | undefined {
   } catch {
     return undefined;
   }
-  return Number.isFinite(total) ? total : undefined;
+  return Number.isFinite(sum.runMs + sum.waitMs) ? sum : undefined;
 }
 
 /**
@@ -152,16 +158,24 @@ export class Machine {
 export const machine = new Machine();
 
 /**
+ * The share of the time measured a bridge's processes must have run for their wait for a CPU to be taken for the
+ * bridge's: a bridge serving a check's traffic runs several times that; a client that only had it started, hardly.
+ */
+const RAN_SHARE = 0.01;
+
+/**
  * What slowed a bridge from now on, for a pace read off its completions: the milliseconds this process lost, but no
- * more than the bridge's own processes waited for a CPU, and this process's stalls, where that is known (`waited`, a
+ * more than the bridge's own processes waited for a CPU, and this process's stalls, where that is known (`bridge`, a
  * bridge this tool started). A game loop that sleeps between its steps keeps its pace while this process waits for a
  * CPU: crediting it with that wait would make it look faster than it is. A stall may be the whole machine's, so it is
- * credited. A bridge started afresh meanwhile is another process: this process's loss then.
+ * credited. Where the processes started did not run meanwhile, they are not the bridge (a client that had a container
+ * start it), and where the bridge was started afresh it is another process: this process's loss then.
  */
-export function bridgeLoss(waited?: () => BridgeWait | undefined, measure: Machine = machine): () => number {
+export function bridgeLoss(bridge?: () => BridgeCpu | undefined, measure: Machine = machine): () => number {
   const mark = measure.mark();
   const stalled = measure.stalls();
-  const from = waited?.();
+  const t0 = Date.now();
+  const from = bridge?.();
   let read: { at: number; ms?: number } = { at: 0 };
   return () => {
     const lost = measure.since(mark);
@@ -169,8 +183,9 @@ export function bridgeLoss(waited?: () => BridgeWait | undefined, measure: Machi
     // Read again at most once a tick: each read walks the bridge's processes.
     const now = Date.now();
     if (now - read.at >= TICK_MS) {
-      const to = waited!();
-      read = { at: now, ...(to?.pid === from.pid ? { ms: Math.max(0, to.ms - from.ms) } : {}) };
+      const to = bridge!();
+      const ran = to?.pid === from.pid && to.runMs - from.runMs >= Math.max(1, (now - t0) * RAN_SHARE);
+      read = { at: now, ...(ran ? { ms: Math.max(0, to.waitMs - from.waitMs) } : {}) };
     }
     return read.ms === undefined ? lost : Math.min(lost, read.ms + measure.stalls() - stalled);
   };
