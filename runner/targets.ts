@@ -1,31 +1,20 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { isIP } from "node:net";
 import { Connection, formatHostPort, sleep } from "../suites/harness/connection.js";
+import type { Endpoint } from "../suites/harness/endpoint.js";
 import { endGroup } from "../suites/harness/group.js";
-import type { RestartOptions } from "../suites/harness/harness.js";
-import { type BridgeCpu, treeSchedstat } from "../suites/harness/machine.js";
+import { treeSchedstat } from "../suites/harness/machine.js";
 
-/** The bridge under test, however it was reached. */
-export interface Target {
-  host: string;
-  port: number;
+/** The bridge under test, however it was reached: the harness's Endpoint, and what the run reports of it. */
+export interface Target extends Endpoint {
   /** "host:port" as a user would type it. */
   endpoint: string;
   /** Started by this tool (spawned or built in). */
   spawned: boolean;
   /** What the report header says about it. */
   label: string;
-  /**
-   * Starts the bridge afresh, where this tool owns it. A bridge still running that is `fresh` is
-   * kept, unless `force`: every caller that wants a fresh bridge gets one start, not one each.
-   */
-  restart?(options?: RestartOptions): Promise<void>;
-  /** Started by this tool and not connected to since (the harness clears it as it connects). */
-  fresh?: boolean;
   /** How many times it was restarted: a check that overlapped a restart saw another bridge. */
   restarts: number;
-  /** How long the restarts took, all told. */
-  restartMs?: number;
   /**
    * How long the bridge now serving took to start, where it is a process: a restart that swaps in one started ahead
    * takes a moment, and the start it stands for is paid beside the run.
@@ -36,8 +25,6 @@ export interface Target {
   takeExit?(): { exit: string; stderr: string } | undefined;
   /** Whether such an exit waits to be taken. */
   exited?(): boolean;
-  /** What the bridge's processes have had of the CPUs so far, where it is a process and the system says. */
-  cpu?(): BridgeCpu | undefined;
 }
 
 /** The target cannot be reached or started: exit code 3. */

@@ -55,13 +55,16 @@ function slowReplies(bridge: ReferenceBridge, ms: number): ReferenceBridge {
 const finding = (report: Report): CheckReport =>
   report.rules.flatMap((r) => r.checks).find((c) => c.id === "error.parse/non-json")!;
 
+/** A failure seen again on every one of its `tries`. */
+const consistentOn = (tries: number) => ({
+  verdict: "fail",
+  reproduced: { tries, failed: tries, grade: "consistent" },
+});
+
 describe("--recheck", () => {
   it("grades a deterministic failure consistent, and it stays a failure", async () => {
     const report = await runSuite((token) => lenient.create({ token }), { checks: nonJson, recheck: 3 });
-    expect(finding(report)).toMatchObject({
-      verdict: "fail",
-      reproduced: { tries: 3, failed: 3, grade: "consistent" },
-    });
+    expect(finding(report)).toMatchObject(consistentOn(3));
   });
 
   it("pays for one try of a fault that comes back alike where more tries would not fit their share of the budget", async () => {
@@ -72,10 +75,7 @@ describe("--recheck", () => {
       recheck: 3,
       timeBudgetMs: 100,
     });
-    expect(finding(report)).toMatchObject({
-      verdict: "fail",
-      reproduced: { tries: 1, failed: 1, grade: "consistent" },
-    });
+    expect(finding(report)).toMatchObject(consistentOn(1));
   });
 
   it("counts a try's bridge start where a restart swaps in one started ahead: alike again, the fault is graded on one try", async () => {
@@ -86,10 +86,7 @@ describe("--recheck", () => {
       recheck: 3,
       startMs: 2_000,
     });
-    expect(finding(report)).toMatchObject({
-      verdict: "fail",
-      reproduced: { tries: 1, failed: 1, grade: "consistent" },
-    });
+    expect(finding(report)).toMatchObject(consistentOn(1));
   });
 
   it("tries every time a failure a baseline knows to be flaky, since the baseline reads its grade", async () => {
@@ -103,10 +100,7 @@ describe("--recheck", () => {
       timeBudgetMs: 100,
       baseline,
     });
-    expect(finding(report)).toMatchObject({
-      verdict: "fail",
-      reproduced: { tries: 3, failed: 3, grade: "consistent" },
-    });
+    expect(finding(report)).toMatchObject(consistentOn(3));
   });
 
   it("grades a failure of every other bridge start flaky, still a failure, marked flaky in every reporter", async () => {

@@ -15,8 +15,9 @@ import {
   violation,
 } from "./check.js";
 import { ConnectError, Connection, type ReadResult, type WireStats } from "./connection.js";
+import type { Endpoint } from "./endpoint.js";
 import { decodeLine, judgeResponse, judgeText, repeatedName, unmarked } from "./judge.js";
-import { type BridgeCpu, bridgeLoss } from "./machine.js";
+import { bridgeLoss } from "./machine.js";
 import { connectionUnserved, UNSERVED_CONNECTION } from "./plain.js";
 import { type PropertyRun, propertyFinding } from "./property.js";
 import { redactor } from "./redact.js";
@@ -32,35 +33,6 @@ const WAIT_SHARE = 20;
 
 /** The note before the liveness probe: what follows it asks whether the bridge still serves, not about the case. */
 export const PROBE_NOTE = "liveness probe: does the bridge still answer ping on a fresh connection?";
-
-/** How a restart is asked for. */
-export interface RestartOptions {
-  /**
-   * Restart even a bridge nothing has connected to since it started: the caller found it no
-   * longer serving, and a bridge that stopped on its own is started again, fresh or not.
-   */
-  force?: boolean;
-}
-
-/** How the harness reaches the bridge; the runner provides it. */
-export interface Endpoint {
-  host: string;
-  port: number;
-  /**
-   * Starts a bridge this tool owns afresh; absent for an endpoint it does not. One that is
-   * `fresh` is kept as it is, unless `force`: it is already what a restart would make.
-   */
-  restart?(options?: RestartOptions): Promise<void>;
-  /**
-   * Set while a bridge this tool started has had no connection since: no request has changed
-   * its state. The harness clears it as it connects.
-   */
-  fresh?: boolean;
-  /** Time spent restarting it so far, where it restarts (so shrinking can tell its own time from the restarts'). */
-  restartMs?: number;
-  /** What the bridge's processes have had of the CPUs so far, where this tool started them and the system says. */
-  cpu?(): BridgeCpu | undefined;
-}
 
 export interface ContextOptions {
   contract: Contract;
