@@ -1,4 +1,4 @@
-import fc from "fast-check";
+import type fc from "fast-check";
 import type { Contract } from "../../protocol/contract.js";
 import {
   type CallOptions,
@@ -19,7 +19,7 @@ import type { Endpoint } from "./endpoint.js";
 import { decodeLine, judgeResponse, judgeText, repeatedName, unmarked } from "./judge.js";
 import { bridgeLoss } from "./machine.js";
 import { connectionUnserved, UNSERVED_CONNECTION } from "./plain.js";
-import { type PropertyRun, propertyFinding } from "./property.js";
+import { type PropertyHost, runProperty } from "./property.js";
 import { redactor } from "./redact.js";
 import { Judged, unterminated } from "./reply.js";
 import { Transcript } from "./transcript.js";
@@ -28,8 +28,6 @@ export { UNTERMINATED } from "./reply.js";
 
 /** Ends the note that opens a connection kept beside the open ones (otherwise opening one closes the others). */
 export const ALONGSIDE = " alongside the open ones";
-/** A property's generated cases may wait on the game loop for 1/WAIT_SHARE of the profile's time budget. */
-const WAIT_SHARE = 20;
 
 /** The note before the liveness probe: what follows it asks whether the bridge still serves, not about the case. */
 export const PROBE_NOTE = "liveness probe: does the bridge still answer ping on a fresh connection?";
@@ -58,14 +56,18 @@ export interface ContextOptions {
 }
 
 /** The harness a check runs in: connections, judged calls, properties; and the cleanup after it. */
-export class Harness implements CheckContext {
+export class Harness implements CheckContext, PropertyHost {
   readonly contract: Contract;
   readonly timeoutMs: number;
   readonly runs: number;
   readonly timeBudgetMs: number;
   readonly deadline: number;
   readonly tokenConfigured: boolean;
+  readonly seed: number;
+  readonly path?: string;
   readonly replayPath?: string;
+  readonly endpoint: Endpoint;
+  readonly stats?: WireStats;
   readonly concurrentConnections?: boolean;
   readonly ledger?: CommandLedger;
   waitedMs = 0;
@@ -90,7 +92,11 @@ export class Harness implements CheckContext {
     this.timeBudgetMs = options.timeBudgetMs;
     this.deadline = options.deadline;
     this.tokenConfigured = Boolean(options.token);
+    this.seed = options.seed;
+    this.path = options.path;
     this.replayPath = options.replayPath;
+    this.endpoint = options.endpoint;
+    this.stats = options.stats;
     this.concurrentConnections = options.concurrentConnections;
     this.ledger = options.ledger;
     this.unreached = options.unreached;
@@ -98,15 +104,19 @@ export class Harness implements CheckContext {
   }
 
   /** Set once the check is over (or out of time): a late continuation must not touch the bridge. */
-  private stopped = false;
+  private over = false;
 
   stop(): void {
-    this.stopped = true;
+    this.over = true;
     this.closeAll();
   }
 
-  private get expired(): boolean {
-    return this.stopped || Date.now() >= this.options.deadline;
+  get stopped(): boolean {
+    return this.over;
+  }
+
+  get expired(): boolean {
+    return this.over || Date.now() >= this.options.deadline;
   }
 
   async connect(options: { alongside?: boolean } = {}): Promise<Connection> {
@@ -286,157 +296,12 @@ export class Harness implements CheckContext {
     return false;
   }
 
-  async property<T>(
+  property<T>(
     arbitrary: fc.Arbitrary<T>,
     judge: (input: T) => Promise<Finding>,
     options: PropertyOptions<T> = {},
   ): Promise<Finding> {
-    const run: PropertyRun = { index: 0, restartsFrom: 0, notRun: 0, cut: 0 };
-    const restart = this.options.endpoint.restart?.bind(this.options.endpoint);
-    // An exact replay runs the one case at its path, once: fast-check would otherwise go on to the
-    // cases after it and shrink whatever fails there, and call a different case the same failure.
-    const exact = this.options.path !== undefined;
-    // A failure may leave a bridge we cannot restart broken: shrinking would then chase a different fault.
-    const noShrink = exact || (options.restartAfterFailure && !restart);
-    // Generated cases after the classes wait on the game loop for no more than the check's share of the
-    // profile's time budget: a bridge that completes a command per game tick gets fewer random cases, and the
-    // finding says so, rather than a run many times longer. The classes always run whole.
-    const classes = options.examples?.length ?? 0;
-    const waitShare = Math.round(this.timeBudgetMs / WAIT_SHARE / (options.sharedBy ?? 1));
-    const waitedBefore = this.waitedMs;
-    // The first class runs alone (a bridge failing it is judged with nothing beside it); the others may settle.
-    const settles = !exact && restart && options.settle && classes > 2 ? restart : undefined;
-    let settled = 0;
-    // Leave time to finish the case under way and report: no case starts past half of what is left (or past two
-    // timeouts before the deadline, if later). This is fast-check's interruptAfterTimeLimit without its race, which
-    // would leave the case under way running beside the next one on this harness's connections, each closing the
-    // other's and reading that as a bridge that stopped answering.
-    const stopCasesAt =
-      Date.now() +
-      Math.max(1, (this.options.deadline - Date.now()) / 2, this.options.deadline - Date.now() - this.timeoutMs * 2);
-    const result = await fc.check(
-      fc.asyncProperty(arbitrary, async (input) => {
-        if (run.inconclusive) return true; // stop shrinking towards a harness fault
-        if (Date.now() >= stopCasesAt) throw new fc.PreconditionFailure(true);
-        if (exact) {
-          if (run.ran !== undefined) return true;
-          run.ran = "";
-        }
-        const at = run.failure ? undefined : String(run.index++);
-        if (at === "1" && settles) settled = 1 + (await this.settle(options, settles));
-        if (at !== undefined && Number(at) < settled) return true; // judged together with the other classes
-        if (!exact && at !== undefined && Number(at) >= classes && this.waitedSince(waitedBefore) > waitShare) {
-          run.notRun++;
-          return true;
-        }
-        // Once shrinking, every attempt starts on a freshly started bridge: a minimal case that replays alike.
-        if (run.failure && options.restartAfterFailure) await restart?.();
-        const finding = await this.runCase(() => this.caseFinding(judge, input, options.liveness));
-        // Named once it ran: a stateful case prints the commands it ran.
-        if (exact) run.ran = fc.stringify(input);
-        return this.tally(run, finding, input, at, exact);
-      }),
-      {
-        numRuns: options.runs ?? this.runs,
-        examples: (options.examples ?? []).map((e) => [e] as [T]),
-        seed: this.options.seed,
-        ...(this.options.path ? { path: this.options.path } : {}),
-        markInterruptAsFailure: false,
-        endOnFailure: noShrink,
-      },
-    );
-    if (run.shrinkFrom !== undefined && this.options.stats) {
-      this.options.stats.shrinkingMs += Date.now() - run.shrinkFrom;
-      this.options.stats.shrinkRestartsMs += (this.options.endpoint.restartMs ?? 0) - run.restartsFrom;
-    }
-    // Leave the bridge as healthy as it was found for the checks after this one.
-    if (run.failure && options.restartAfterFailure && !this.stopped) await restart?.();
-    if (run.inconclusive) return run.inconclusive;
-    if (exact) return this.replayed(run.ran, run.failure ?? run.warning, result.errorInstance);
-    return propertyFinding(result, run, {
-      noShrink,
-      waitShare,
-      seed: this.options.seed,
-      ledger: this.ledger,
-    });
-  }
-
-  /** PropertyOptions.settle of the classes after the first: how many passed (none on a fault or a warning). */
-  private async settle<T>(options: PropertyOptions<T>, restart: () => Promise<void>): Promise<number> {
-    const [examples, settle] = [options.examples?.slice(1) ?? [], options.settle];
-    if (!settle) return 0;
-    let settled: number | undefined = 0; // a fault part-way tried some: none settled
-    const finding = await this.runCase(async () => {
-      settled = await settle(examples);
-      return { verdict: "pass", message: "settled together" };
-    });
-    if (settled === undefined) return 0;
-    if (finding.verdict !== "pass") settled = 0;
-    if (settled < examples.length && !this.expired) await restart(); // those left run alone, on a fresh bridge
-    return settled;
-  }
-
-  /** One case of a property judged; with `liveness`, a pass is a failure where the bridge then stops answering. */
-  private async caseFinding<T>(
-    judge: (input: T) => Promise<Finding>,
-    input: T,
-    liveness: boolean | undefined,
-  ): Promise<Finding> {
-    const f = await judge(input);
-    if (!liveness) return f;
-    const alive = await this.alive(); // also restarts an owned bridge, so shrinking starts clean
-    if (f.verdict !== "fail" && !alive) {
-      return {
-        verdict: "fail" as const,
-        message: "The bridge stopped answering ping on a fresh connection after this input.",
-        expected: "the bridge keeps serving after any input",
-        actual: "no answer to ping on a new connection",
-        oracle: { kind: "alive" as const },
-      };
-    }
-    return f;
-  }
-
-  /** A case's finding counted in `run`: whether the property holds for it, as fast-check asks. */
-  private tally<T>(run: PropertyRun, finding: Finding, input: T, at: string | undefined, exact: boolean): boolean {
-    if (finding.verdict === "error") {
-      // A case the check's deadline cut short was not judged: it is not counted as passed, and an exact
-      // replay cut short replayed nothing.
-      if (!this.expired || exact) run.inconclusive = finding;
-      else run.cut++;
-      return true;
-    }
-    if (finding.verdict === "fail") {
-      run.failure = finding;
-      if (run.shrinkFrom === undefined) {
-        run.shrinkFrom = Date.now();
-        run.restartsFrom = this.options.endpoint.restartMs ?? 0;
-      }
-      return false;
-    }
-    if (finding.verdict === "warn" && !run.warning) {
-      run.warning = { ...finding, counterexample: finding.counterexample ?? fc.stringify(input) };
-      run.warningPath = at;
-    }
-    return true;
-  }
-
-  /** Time this check has spent waiting for completions since `before` (not a check's beside it). */
-  private waitedSince(before: number): number {
-    return this.waitedMs - before;
-  }
-
-  /** The finding of an exact replay: the one case at the path, named whatever its verdict. */
-  private replayed(ran: string | undefined, found: Finding | undefined, error: unknown): Finding {
-    const { seed, path, replayPath } = this.options;
-    // A replay that ran no case did not replay anything: that is not a fix.
-    if (ran === undefined)
-      return {
-        verdict: "error",
-        message: `the case could not be replayed (seed ${seed}, path ${path}): ${String(error ?? "no case ran")}`,
-      };
-    const finding = found ?? { verdict: "pass" as const, message: "The replayed case passed." };
-    return { ...finding, counterexample: ran, seed, path, ...(replayPath ? { replayPath } : {}) };
+    return runProperty(this, arbitrary, judge, options);
   }
 
   /** Runs one case with a fresh transcript, turning violations and faults into findings. */
