@@ -11,11 +11,14 @@ import {
 import { contract } from "../protocol/contract.js";
 import type { Reporter } from "../reports/types.js";
 import { historyFillsOnce } from "../runner/run.js";
-import { type Check, pass, resultOf } from "../suites/harness/check.js";
+import { embeddedTarget } from "../runner/targets.js";
+import { type Check, pass, resultOf, rpc } from "../suites/harness/check.js";
 import { collectCompletions, latestSeq } from "../suites/harness/events.js";
+import { Harness } from "../suites/harness/harness.js";
 import { act, judgeCompletion } from "../suites/harness/lifecycle.js";
 import { allChecks } from "../suites/index.js";
-import { problems, runSuite } from "./helpers.js";
+import { Ledger } from "../suites/integration/bounded-state.js";
+import { problems, runSuite, TEST_TOKEN } from "./helpers.js";
 
 // The whole suite against the reference bridge at the smallest legal sizes and with a slow game loop:
 // a conformant bridge passes every check whatever limits it advertises, so nothing may fail, error or warn.
@@ -149,6 +152,55 @@ describe("following completions through a small history", () => {
     ).toMatchObject({ verdict: "fail" });
   });
 });
+
+// A command's completion dropped unread from a one-event history is not waited for once nothing can still be queued:
+// the flood's wait after each queue-full error and the drain after it would each wait twice the reply timeout for it.
+describe("the ledger's drain through a one-event history", () => {
+  it("ends once each command not seen completed may be among the dropped and the queue is empty", async () => {
+    const bridge = new SteppedBridge({ token: TEST_TOKEN, maxQueuedCommands: 2, maxEvents: 1 });
+    const target = await embeddedTarget(() => bridge, TEST_TOKEN);
+    try {
+      const ctx = new Harness({
+        contract,
+        endpoint: target,
+        token: TEST_TOKEN,
+        timeoutMs: 1000,
+        runs: 1,
+        timeBudgetMs: 3000,
+        seed: 1,
+        deadline: Date.now() + 10_000,
+      });
+      const ledger = await Ledger.open(ctx, await ctx.session());
+      const first = (await ledger.send(rpc("act", { type: "first" }, 1))).commandSeq;
+      await ledger.send(rpc("act", { type: "second" }, 2));
+      bridge.step(); // the first completes, and the second's completion drops it before it is read
+      bridge.step();
+      // Another client's command completes a while later: a drain still waiting would read it.
+      const later = setTimeout(() => bridge.foreign(), 300);
+      await ledger.drain();
+      clearTimeout(later);
+      expect(ledger.pending).toEqual([first]);
+      expect(ledger.provablyLost).toBe(0);
+      expect(ledger.foreign).toBe(0);
+    } finally {
+      await target.stop();
+    }
+  });
+});
+
+/** A game loop that moves only when told (step), and a command of another client completed at once (foreign). */
+class SteppedBridge extends ReferenceBridge {
+  constructor(options: BridgeOptions) {
+    super({ ...options, drainIntervalMs: 3_600_000 });
+  }
+  step(): void {
+    this.drainOne();
+  }
+  foreign(): void {
+    this.queue.push({ seq: ++this.commandSeq, command: { type: "elsewhere" } });
+    this.drainOne();
+  }
+}
 
 /** Numbers its events two apart: seqs increase, and the contract asks no more of them. */
 class SkipsSeqs extends ReferenceBridge {

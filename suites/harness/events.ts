@@ -397,7 +397,7 @@ function unobservable(seen: Completions, missing: number[]): Completions {
 }
 
 /** Whether status says no command is queued (a bridge that does not say is taken at its word: nothing to wait for). */
-async function queueEmpty(ctx: CheckContext, conn: Connection): Promise<boolean> {
+export async function queueEmpty(ctx: CheckContext, conn: Connection): Promise<boolean> {
   const queued = resultOf(await ctx.call(conn, rpc("status", {}, pollId(conn, "queue"))))?.queuedCommands;
   return typeof queued !== "number" || queued === 0;
 }
