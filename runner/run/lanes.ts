@@ -3,7 +3,7 @@
 // loop completes commands at its own pace, so where the checks wait on it, more bridges finish sooner; each check
 // meets a bridge as one bridge's run would have it, so the verdicts are those of one bridge (docs/ARCHITECTURE.md).
 import { worst } from "../../protocol/verdict.js";
-import { type Check, type CommandLedger, LANE_LOOP_MS, LANE_PACE_MS, shardUnit } from "../../suites/harness/check.js";
+import { type Check, type CommandLedger, LANE_PACE_MS, shardUnit } from "../../suites/harness/check.js";
 import { fuzzUntil } from "../fuzz.js";
 import type { Target } from "../targets.js";
 import type { RunConfig } from "./config.js";
@@ -26,7 +26,7 @@ export const lanesByPace = (config: RunConfig): boolean => splits(config) && Boo
 
 /**
  * How many bridges the run is dealt among: one unless more were asked for (RunConfig.lanes; by default only where the
- * game loop's pace the preflight read, `ledger`, reaches LANE_PACE_MS by its steps or LANE_LOOP_MS by commands queued at once) and
+ * game loop's pace the preflight read, `ledger`, reaches LANE_PACE_MS, by its steps or by commands queued at once) and
  * the run can be split: a shard already, fuzzing (--duration) and a stop after N failures (--max-failures) count over
  * one bridge.
  */
@@ -34,8 +34,7 @@ export function laneCount(config: RunConfig, ledger: CommandLedger): number {
   const asked = config.lanes?.count ?? 1;
   if (!splits(config)) return 1;
   if (config.signal?.aborted) return 1; // an interrupted run starts no more bridges
-  const slow = (ledger.meanStepMs ?? 0) >= LANE_PACE_MS || (ledger.loopMs ?? 0) >= LANE_LOOP_MS;
-  if (config.lanes?.paced && !slow) return 1;
+  if (config.lanes?.paced && Math.max(ledger.meanStepMs ?? 0, ledger.loopMs ?? 0) < LANE_PACE_MS) return 1;
   // No more lanes than the shard dealing has units: a lane with nothing to judge is a bridge started for nothing.
   const units = new Set(plan(config, true).chosen.map(shardUnit)).size;
   return Math.max(1, Math.min(asked, units));

@@ -195,13 +195,6 @@ const PACE_FLOOR_MS = 250;
 export const LANE_PACE_MS = 3;
 
 /**
- * The same line for the pace read from commands queued at once (CommandLedger.loopMs), each of which waits a whole
- * tick where a step waits the rest of one: a loop reads slower this way (a 2 ms tick reads 2 to 4 ms, a 10 ms one 6 to
- * 18 ms on a busy machine).
- */
-export const LANE_LOOP_MS = 4.5;
-
-/**
  * Every command a run saw accepted, and every completion it read: what the queue may still hold
  * by this run's own account. A queue that stays full when every command accepted has completed
  * is not freeing its slots.

@@ -203,11 +203,7 @@ export interface FollowOptions {
    * checks after, it also makes one more event of it in the time the look would have taken anyway.
    */
   step?: () => Promise<number | undefined>;
-  /**
-   * Where each wait between awaited completions goes, as read, instead of the run's account of steps (CommandLedger.
-   * step, which takes off what this tool lost meanwhile): commands queued together complete at the loop's own pace
-   * whatever this tool did, and a pause of this tool only reads two of them at once.
-   */
+  /** Where each step of the game loop seen goes instead of the run's account (CommandLedger.step). */
   paceOf?: (ms: number) => void;
 }
 
@@ -293,12 +289,11 @@ async function follow(
       if (!recordCompletion(seen, key, seq, event)) continue;
       if (waiting.has(key)) {
         // A stall is the machine's, not a step of the game loop: it does not slow the pace every later wait follows.
-        const waited = Date.now() - lastArrival;
-        pace = Math.max(0, waited - Math.max(stalledSinceArrival, machine.since(arrivalMark)));
+        pace = Math.max(0, Date.now() - lastArrival - Math.max(stalledSinceArrival, machine.since(arrivalMark)));
         lastArrival = Date.now();
         arrivalMark = machine.mark();
         stalledSinceArrival = 0;
-        if (paceOf) paceOf(waited);
+        if (paceOf) paceOf(pace);
         else ctx.ledger?.step(pace);
       }
       until = Date.now() + waitMs;
