@@ -10,7 +10,7 @@ import { baselineSection } from "./baseline.js";
 import { rootCauses } from "./root-causes.js";
 import type { RunConfig } from "./run/config.js";
 import { preflight } from "./run/execute.js";
-import { joinStates, judgeInLanes, type Lane, lanesByPace } from "./run/lanes.js";
+import { joinStates, judgeInLanes, type Lane } from "./run/lanes.js";
 import { blocked, blockedFinding, lookAtBridge } from "./run/look.js";
 import { type Plan, plan, SHARD_REASON } from "./run/plan.js";
 import { beginRun, recordUnjudged } from "./run/record.js";
@@ -51,7 +51,6 @@ export async function runOutcome(config: RunConfig): Promise<RunOutcome> {
     const first: Run = { config, plan: whole, state, attempt, log, redact, progress };
     await beginRun(first);
     // The canary before the first check learns the game loop's pace, which says whether more bridges would help.
-    if (lanesByPace(config)) state.canary.loopWanted = true;
     await preflight(first);
     lanes = await judgeInLanes(first, started);
   }

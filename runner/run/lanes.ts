@@ -13,17 +13,6 @@ import { plan } from "./plan.js";
 import { recordUnjudged } from "./record.js";
 import { Floating, type Run, RunState } from "./state.js";
 
-/** Whether the run may be dealt among further bridges: asked for, and not counting over one bridge. */
-const splits = (config: RunConfig): boolean =>
-  (config.lanes?.count ?? 1) > 1 &&
-  Boolean(config.target) &&
-  !config.shard &&
-  !config.durationMs &&
-  !config.maxFailures;
-
-/** Whether the number of bridges waits on the pace the first bridge's canary reads (laneCount). */
-export const lanesByPace = (config: RunConfig): boolean => splits(config) && Boolean(config.lanes?.paced);
-
 /**
  * How many bridges the run is dealt among: one unless more were asked for (RunConfig.lanes; by default only where the
  * game loop's pace the preflight read, `ledger`, reaches LANE_PACE_MS, by its steps or by commands queued at once) and
@@ -32,7 +21,7 @@ export const lanesByPace = (config: RunConfig): boolean => splits(config) && Boo
  */
 export function laneCount(config: RunConfig, ledger: CommandLedger): number {
   const asked = config.lanes?.count ?? 1;
-  if (!splits(config)) return 1;
+  if (asked <= 1 || !config.target || config.shard || config.durationMs || config.maxFailures) return 1;
   if (config.signal?.aborted) return 1; // an interrupted run starts no more bridges
   if (config.lanes?.paced && Math.max(ledger.meanStepMs ?? 0, ledger.loopMs ?? 0) < LANE_PACE_MS) return 1;
   // No more lanes than the shard dealing has units: a lane with nothing to judge is a bridge started for nothing.

@@ -37,8 +37,6 @@ export interface Health {
 export interface CanaryMemory {
   /** An advertised type that has completed before in this run. */
   goodType?: string;
-  /** The run's lane decision wants the loop's pace read from commands queued at once (learnLoop), once. */
-  loopWanted?: boolean;
 }
 
 /** Before the first check, the bridge completed no command: broken before the run began, on the rule of completion. */
@@ -158,7 +156,7 @@ async function probe(ctx: CheckContext, memory: CanaryMemory): Promise<Health> {
   }
   const done = await collectCompletions(ctx, conn, cursor, new Set([seq as number]));
   if (done.has(seq as number)) {
-    await learnPace(ctx, conn, type, memory);
+    await learnPace(ctx, conn, type);
     return { replies: true, completions: true, detail: "serving", goodType: type, ...(finding ? { finding } : {}) };
   }
   // Not seen through events: did it complete all the same (it left the queue, an event was recorded)?
@@ -212,9 +210,9 @@ const PACE_ACTS = 4;
  * check on, a completion is waited for as long as this loop needs, not twice the reply timeout.
  * One not accepted or not completed ends it: judging that is the checks' business.
  */
-async function learnPace(ctx: CheckContext, conn: Connection, type: string, memory: CanaryMemory): Promise<void> {
+async function learnPace(ctx: CheckContext, conn: Connection, type: string): Promise<void> {
   const ledger = ctx.ledger;
-  if (!ledger) return;
+  if (!ledger || ledger.paced) return;
   for (let i = 0; !ledger.paced && i < PACE_ACTS; i++) {
     const cursor = await latestSeq(ctx, conn);
     const seq = resultOf(await ctx.call(conn, rpc("act", { type }, "canary-pace")))?.commandSeq;
@@ -222,10 +220,7 @@ async function learnPace(ctx: CheckContext, conn: Connection, type: string, memo
     const done = await collectCompletions(ctx, conn, cursor, new Set([seq as number]));
     if (!done.has(seq as number)) return;
   }
-  if (memory.loopWanted && ledger.paced && (ledger.meanStepMs ?? 0) < NEAR_LINE * LANE_PACE_MS) {
-    memory.loopWanted = false;
-    await learnLoop(ctx, conn, type, ledger);
-  }
+  if (ledger.paced && (ledger.meanStepMs ?? 0) < NEAR_LINE * LANE_PACE_MS) await learnLoop(ctx, conn, type, ledger);
 }
 
 /** Commands queued at once to read the loop's pace from the time between their completions. */
@@ -237,9 +232,8 @@ const NEAR_LINE = 2;
  * A second look where the steps read a loop near or under LANE_PACE_MS. A step is timed from an act to its completion,
  * so it holds only the rest of the tick the act landed in: a command acted late in a tick (this tool slow to see the
  * last completion, on a busy machine) makes a slow loop read fast. Queued at once, the commands of a loop that completes
- * one a tick complete a tick apart, whenever the first was acted: CommandLedger.loopMs. Taken once, for the run's
- * lane decision (CanaryMemory.loopWanted), where the queue and the history hold them all; never as steps of the run's
- * pace: the waits keep following single commands.
+ * one a tick complete a tick apart, whenever the first was acted: CommandLedger.loopMs. Taken only where the queue and
+ * the history hold them all, and never as steps of the run's pace: the waits keep following single commands.
  */
 async function learnLoop(ctx: CheckContext, conn: Connection, type: string, ledger: CommandLedger): Promise<void> {
   const room = await status(ctx, conn);
@@ -248,17 +242,13 @@ async function learnLoop(ctx: CheckContext, conn: Connection, type: string, ledg
   const seqs = new Set<number>();
   for (let i = 0; i < LOOP_ACTS; i++) {
     const seq = resultOf(await ctx.call(conn, rpc("act", { type }, `canary-loop-${i}`)))?.commandSeq;
-    if (!Number.isSafeInteger(seq)) break;
+    if (!Number.isSafeInteger(seq)) return;
     seqs.add(seq as number);
   }
-  if (!seqs.size) return;
-  // Those accepted are followed to their completions even where one was not: the first check meets an empty queue.
   const steps: number[] = [];
   const done = await collectCompletions(ctx, conn, cursor, new Set(seqs), { paceOf: (ms) => steps.push(ms) });
   // The first step holds the rest of a tick, as a single command's does; the others are whole ticks. Their median: a
-  // fast loop's one late completion, or two completions read at once (this tool paused, or its acts' round trips
-  // outlasted a tick), is not its pace.
+  // fast loop's one late completion, or two completions read at once after a pause of this tool, is not its pace.
   const between = steps.slice(1).sort((a, b) => a - b);
-  if (seqs.size === LOOP_ACTS && [...seqs].every((seq) => done.has(seq)) && between.length)
-    ledger.loopMs = between[between.length >> 1];
+  if ([...seqs].every((seq) => done.has(seq)) && between.length) ledger.loopMs = between[between.length >> 1];
 }

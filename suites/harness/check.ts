@@ -211,8 +211,8 @@ export class CommandLedger {
   /** Time spent waiting for completions. */
   waitedMs = 0;
   /**
-   * The loop's pace read from commands queued at once (the first canary's second look, where the steps read under
-   * twice LANE_PACE_MS): the time between their completions, whatever moment of a tick the first was acted in.
+   * The loop's pace read from commands queued at once (the canary's second look where the steps read under
+   * LANE_PACE_MS): the time between their completions, whatever moment of a tick the first was acted in.
    */
   loopMs?: number;
 
