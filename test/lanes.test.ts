@@ -4,19 +4,17 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { type BridgeOptions, ReferenceBridge } from "../bridges/reference/bridge.js";
+import { ReferenceBridge } from "../bridges/reference/bridge.js";
 import { contract } from "../protocol/contract.js";
 import type { Verdict } from "../protocol/verdict.js";
 import type { Report } from "../reports/types.js";
 import type { CheckResult } from "../runner/aggregate.js";
 import type { RunConfig } from "../runner/run/config.js";
-import { joinStates, laneCount } from "../runner/run/lanes.js";
+import { joinStates, LANE_PACE_MS, laneCount } from "../runner/run/lanes.js";
 import { floats, plan } from "../runner/run/plan.js";
 import { Floating, RunState } from "../runner/run/state.js";
 import { embeddedTarget } from "../runner/targets.js";
-import { canary } from "../suites/harness/canary.js";
-import { type Check, CommandLedger, LANE_PACE_MS, pass } from "../suites/harness/check.js";
-import { Harness } from "../suites/harness/harness.js";
+import { type Check, CommandLedger, pass } from "../suites/harness/check.js";
 import { allChecks } from "../suites/index.js";
 import { cli, interruptedCli, readReport, runSuite, TEST_TOKEN, verdicts } from "./helpers.js";
 
@@ -84,19 +82,6 @@ describe("the lanes' states joined", () => {
   });
 });
 
-/**
- * Rests 10 ms after each command it completes, completing one that arrives later within a millisecond: a command
- * acted a while after the last completion reads fast, while a queue drains at 100 commands a second.
- */
-class RestingBridge extends ReferenceBridge {
-  private last = 0;
-  protected override drainOne(): void {
-    if (!this.queue.length || Date.now() - this.last < 10) return;
-    this.last = Date.now();
-    super.drainOne();
-  }
-}
-
 describe("the number of lanes", () => {
   const ledger = (ms: number) => {
     const l = new CommandLedger();
@@ -122,56 +107,6 @@ describe("the number of lanes", () => {
 
   it("asked for by number, is what was asked whatever the pace", () => {
     expect(laneCount(config({}, false), ledger(1))).toBe(3);
-  });
-
-  it("follows commands queued at once where single steps read a fast loop", () => {
-    const queued = (ms: number) => Object.assign(ledger(1), { loopMs: ms });
-    expect(laneCount(config(), queued(10))).toBe(3);
-    expect(laneCount(config(), queued(LANE_PACE_MS - 0.5))).toBe(1);
-  });
-
-  // Steps timed from an act to its completion hold the rest of a tick only: on a loop that completes a command at
-  // once and then rests, every single command reads fast, though a queue drains at one command a rest.
-  describe("the canary's second look, with commands queued at once", () => {
-    const read = async (options: BridgeOptions, Bridge = ReferenceBridge) => {
-      const target = await embeddedTarget((o) => new Bridge({ ...o, ...options }), TEST_TOKEN);
-      try {
-        const pace = new CommandLedger();
-        const ctx = new Harness({
-          contract,
-          endpoint: target,
-          token: TEST_TOKEN,
-          ledger: pace,
-          timeoutMs: 1000,
-          runs: 1,
-          timeBudgetMs: 1000,
-          seed: 1,
-          deadline: Date.now() + 10_000,
-        });
-        expect((await canary(ctx)).completions).toBe(true);
-        return { pace, lanes: laneCount(config(), pace) };
-      } finally {
-        await target.stop();
-      }
-    };
-
-    it("reads a loop that rests between commands as slow: more bridges", async () => {
-      const { pace, lanes } = await read({ drainIntervalMs: 1 }, RestingBridge);
-      expect(pace.loopMs).toBeGreaterThanOrEqual(LANE_PACE_MS);
-      expect(lanes).toBe(3);
-    });
-
-    it("reads a loop that keeps up as fast: one bridge", async () => {
-      const { pace, lanes } = await read({ drainIntervalMs: 1 });
-      expect(pace.loopMs).toBeLessThan(LANE_PACE_MS);
-      expect(lanes).toBe(1);
-    });
-
-    it("is not taken where the queue cannot hold the commands at once", async () => {
-      const { pace } = await read({ drainIntervalMs: 1, maxQueuedCommands: 1 }, RestingBridge);
-      expect(pace.paced).toBe(true);
-      expect(pace.loopMs).toBeUndefined();
-    });
   });
 
   it("is one where the run counts over one bridge, and no more than the units to deal", () => {

@@ -3,7 +3,7 @@
 // loop completes commands at its own pace, so where the checks wait on it, more bridges finish sooner; each check
 // meets a bridge as one bridge's run would have it, so the verdicts are those of one bridge (docs/ARCHITECTURE.md).
 import { worst } from "../../protocol/verdict.js";
-import { type Check, type CommandLedger, LANE_PACE_MS, shardUnit } from "../../suites/harness/check.js";
+import { type Check, type CommandLedger, shardUnit } from "../../suites/harness/check.js";
 import { fuzzUntil } from "../fuzz.js";
 import type { Target } from "../targets.js";
 import type { RunConfig } from "./config.js";
@@ -14,16 +14,22 @@ import { recordUnjudged } from "./record.js";
 import { Floating, type Run, RunState } from "./state.js";
 
 /**
+ * The pace, in ms a completion, from which more bridges pay: below it a run waits on this tool, not on the game loop,
+ * and more bridges would only take this tool's time from one another (a check that races the loop, filling its
+ * queue faster than it drains, then could not).
+ */
+export const LANE_PACE_MS = 3;
+
+/**
  * How many bridges the run is dealt among: one unless more were asked for (RunConfig.lanes; by default only where the
- * game loop's pace the preflight read, `ledger`, reaches LANE_PACE_MS, by its steps or by commands queued at once) and
- * the run can be split: a shard already, fuzzing (--duration) and a stop after N failures (--max-failures) count over
- * one bridge.
+ * game loop's pace the preflight read, `ledger`, is slow enough to pay for them) and the run can be split: a shard
+ * already, fuzzing (--duration) and a stop after N failures (--max-failures) count over one bridge.
  */
 export function laneCount(config: RunConfig, ledger: CommandLedger): number {
   const asked = config.lanes?.count ?? 1;
   if (asked <= 1 || !config.target || config.shard || config.durationMs || config.maxFailures) return 1;
   if (config.signal?.aborted) return 1; // an interrupted run starts no more bridges
-  if (config.lanes?.paced && Math.max(ledger.meanStepMs ?? 0, ledger.loopMs ?? 0) < LANE_PACE_MS) return 1;
+  if (config.lanes?.paced && (ledger.meanStepMs ?? 0) < LANE_PACE_MS) return 1;
   // No more lanes than the shard dealing has units: a lane with nothing to judge is a bridge started for nothing.
   const units = new Set(plan(config, true).chosen.map(shardUnit)).size;
   return Math.max(1, Math.min(asked, units));

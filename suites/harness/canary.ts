@@ -4,18 +4,7 @@
 // complete, a full queue answered with the wrong code, one command type that never completes,
 // completions that happen but that events cannot show, or a game loop that completes nothing.
 import type { RuleId } from "../../protocol/contract.js";
-import {
-  type CheckContext,
-  type CommandLedger,
-  describeReply,
-  errorCode,
-  Fault,
-  type Finding,
-  fail,
-  LANE_PACE_MS,
-  resultOf,
-  rpc,
-} from "./check.js";
+import { type CheckContext, describeReply, errorCode, Fault, type Finding, fail, resultOf, rpc } from "./check.js";
 import type { Connection } from "./connection.js";
 import { Backoff, collectCompletions, latestSeq } from "./events.js";
 import { advertisedTypes } from "./lifecycle.js";
@@ -63,13 +52,12 @@ export async function canary(ctx: CheckContext, memory: CanaryMemory = {}): Prom
 interface Status {
   queued?: number;
   max?: number;
-  maxEvents?: number;
 }
 
 async function status(ctx: CheckContext, conn: Connection): Promise<Status> {
   const r = resultOf(await ctx.call(conn, rpc("status", {}, "canary-status")));
   const int = (v: unknown) => (Number.isSafeInteger(v) ? (v as number) : undefined);
-  return { queued: int(r?.queuedCommands), max: int(r?.maxQueuedCommands), maxEvents: int(r?.maxEvents) };
+  return { queued: int(r?.queuedCommands), max: int(r?.maxQueuedCommands) };
 }
 
 /**
@@ -211,44 +199,11 @@ const PACE_ACTS = 4;
  * One not accepted or not completed ends it: judging that is the checks' business.
  */
 async function learnPace(ctx: CheckContext, conn: Connection, type: string): Promise<void> {
-  const ledger = ctx.ledger;
-  if (!ledger || ledger.paced) return;
-  for (let i = 0; !ledger.paced && i < PACE_ACTS; i++) {
+  for (let i = 0; ctx.ledger && !ctx.ledger.paced && i < PACE_ACTS; i++) {
     const cursor = await latestSeq(ctx, conn);
     const seq = resultOf(await ctx.call(conn, rpc("act", { type }, "canary-pace")))?.commandSeq;
     if (!Number.isSafeInteger(seq)) return;
     const done = await collectCompletions(ctx, conn, cursor, new Set([seq as number]));
     if (!done.has(seq as number)) return;
   }
-  if (ledger.paced && (ledger.meanStepMs ?? 0) < NEAR_LINE * LANE_PACE_MS) await learnLoop(ctx, conn, type, ledger);
-}
-
-/** Commands queued at once to read the loop's pace from the time between their completions. */
-const LOOP_ACTS = 4;
-/** Steps that read under this many times LANE_PACE_MS are near enough the line for a tick's phase to decide them. */
-const NEAR_LINE = 2;
-
-/**
- * A second look where the steps read a loop near or under LANE_PACE_MS. A step is timed from an act to its completion,
- * so it holds only the rest of the tick the act landed in: a command acted late in a tick (this tool slow to see the
- * last completion, on a busy machine) makes a slow loop read fast. Queued at once, the commands of a loop that completes
- * one a tick complete a tick apart, whenever the first was acted: CommandLedger.loopMs. Taken only where the queue and
- * the history hold them all, and never as steps of the run's pace: the waits keep following single commands.
- */
-async function learnLoop(ctx: CheckContext, conn: Connection, type: string, ledger: CommandLedger): Promise<void> {
-  const room = await status(ctx, conn);
-  if ((room.max ?? 0) - (room.queued ?? 0) < LOOP_ACTS || (room.maxEvents ?? 0) <= LOOP_ACTS) return;
-  const cursor = await latestSeq(ctx, conn);
-  const seqs = new Set<number>();
-  for (let i = 0; i < LOOP_ACTS; i++) {
-    const seq = resultOf(await ctx.call(conn, rpc("act", { type }, `canary-loop-${i}`)))?.commandSeq;
-    if (!Number.isSafeInteger(seq)) return;
-    seqs.add(seq as number);
-  }
-  const steps: number[] = [];
-  const done = await collectCompletions(ctx, conn, cursor, new Set(seqs), { paceOf: (ms) => steps.push(ms) });
-  // The first step holds the rest of a tick, as a single command's does; the others are whole ticks. Their median: a
-  // fast loop's one late completion, or two completions read at once after a pause of this tool, is not its pace.
-  const between = steps.slice(1).sort((a, b) => a - b);
-  if ([...seqs].every((seq) => done.has(seq)) && between.length) ledger.loopMs = between[between.length >> 1];
 }

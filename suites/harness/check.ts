@@ -188,13 +188,6 @@ const PACE_FACTOR = 10;
 const PACE_FLOOR_MS = 250;
 
 /**
- * The pace, in ms a completion, from which more bridges pay: below it a run waits on this tool, not on the game loop,
- * and more bridges would only take this tool's time from one another (a check that races the loop, filling its
- * queue faster than it drains, then could not).
- */
-export const LANE_PACE_MS = 3;
-
-/**
  * Every command a run saw accepted, and every completion it read: what the queue may still hold
  * by this run's own account. A queue that stays full when every command accepted has completed
  * is not freeing its slots.
@@ -210,11 +203,6 @@ export class CommandLedger {
   stepsMs = 0;
   /** Time spent waiting for completions. */
   waitedMs = 0;
-  /**
-   * The loop's pace read from commands queued at once (the canary's second look where the steps read under
-   * LANE_PACE_MS): the time between their completions, whatever moment of a tick the first was acted in.
-   */
-  loopMs?: number;
 
   /** Takes note of one step of the game loop as a reader waiting for completions saw it. */
   step(ms: number): void {

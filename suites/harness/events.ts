@@ -203,8 +203,6 @@ export interface FollowOptions {
    * checks after, it also makes one more event of it in the time the look would have taken anyway.
    */
   step?: () => Promise<number | undefined>;
-  /** Where each step of the game loop seen goes instead of the run's account (CommandLedger.step). */
-  paceOf?: (ms: number) => void;
 }
 
 /**
@@ -237,7 +235,7 @@ async function follow(
   conn: Connection,
   cursor: number,
   waiting: Set<number>,
-  { waitMs = ctx.timeoutMs * 2, unseenBefore = 0, step, paceOf }: FollowOptions,
+  { waitMs = ctx.timeoutMs * 2, unseenBefore = 0, step }: FollowOptions,
 ): Promise<Completions> {
   const seen = new Completions();
   const from = cursor;
@@ -293,8 +291,7 @@ async function follow(
         lastArrival = Date.now();
         arrivalMark = machine.mark();
         stalledSinceArrival = 0;
-        if (paceOf) paceOf(pace);
-        else ctx.ledger?.step(pace);
+        ctx.ledger?.step(pace);
       }
       until = Date.now() + waitMs;
       stalledMs = 0;
